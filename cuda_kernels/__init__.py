@@ -1,0 +1,1 @@
+"""CUDA kernel sources (package data): the CUDA prelude that lets the shared kernels compile with NVRTC."""

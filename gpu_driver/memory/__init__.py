@@ -1,0 +1,7 @@
+"""Memory pools: shared memory, fd mappings, hardware buffers (see interface.md §4, §7.1)."""
+from .base import Memory, memory_from_description, register_memory_kind
+from .mmap_fd import PROT_READ, PROT_WRITE, MmapFd
+from .shared_memory import SharedMemory
+
+__all__ = ["Memory", "SharedMemory", "MmapFd", "PROT_READ", "PROT_WRITE", "memory_from_description",
+           "register_memory_kind"]

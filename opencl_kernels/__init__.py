@@ -1,0 +1,1 @@
+"""OpenCL C kernel sources (package data), loaded with importlib.resources."""
