@@ -12,7 +12,7 @@ import numpy as np
 from .errors import invalid
 from .hal.model import Model, Operand, Subgraph
 from .hal.types import OPERAND_TYPE_INFO, OperandLifeTime, OperandType, OperationType
-from .operations import OpParams, ShapeUnknown, TensorInfo, define
+from .operations import DEFINITIONS, OpParams, ShapeUnknown, TensorInfo, define
 
 _CONTROL_FLOW = (OperationType.IF, OperationType.WHILE)
 
@@ -119,8 +119,8 @@ def build_graph(model: Model, subgraph: Subgraph, input_shapes: list[tuple[int, 
     for n, op in enumerate(subgraph.operations):
         node = Node(n, op.type, list(op.inputs), list(op.outputs))
         graph.nodes.append(node)
-        if op.type in _CONTROL_FLOW:
-            continue
+        if op.type in _CONTROL_FLOW or op.type not in DEFINITIONS:
+            continue  # control flow is interpreted; ops without a definition are reported unsupported
         ins = graph.infos(op.inputs)
         outs = graph.infos(op.outputs)
         try:
