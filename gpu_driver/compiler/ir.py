@@ -1,0 +1,95 @@
+"""The kernel-level IR between lowering and code generation.
+
+Lowering turns each graph node (gpu_driver.graph.Node, with params decoded by its operation
+definition) into one or more :class:`KernelInstance` s: a kernel template from ``opencl_kernels/ops/``
+plus the literal values that specialise it.  Tensors are referred to by :class:`TensorId`; the memory
+planner later gives every temporary an offset in an arena, and code generation emits one program per
+model in which every instance is a uniquely named kernel function.
+
+Kernel calling convention (both dialects, see opencl_kernels/prelude.h and cuda_kernels/prelude.cuh):
+the kernel's parameters are the instance's ``inputs`` then ``outputs``, in order, each a pointer to
+its element type (``GLOBAL const T*`` for inputs, ``GLOBAL T*`` for outputs) — nothing else.  Every
+size, stride, quantisation constant and activation bound is a literal substituted into the template
+(``${NAME}`` placeholders, string.Template syntax).  ``${KERNEL_NAME}`` is always provided.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Union
+
+import numpy as np
+
+from ..hal.types import OperandType
+
+# C element type per operand type, as spelled in the shared kernel dialect
+C_TYPES: dict[OperandType, str] = {
+    OperandType.TENSOR_FLOAT32: "float",
+    OperandType.TENSOR_INT32: "int",
+    OperandType.TENSOR_QUANT8_ASYMM: "uchar",
+    OperandType.TENSOR_QUANT8_ASYMM_SIGNED: "char",
+    OperandType.TENSOR_QUANT8_SYMM_PER_CHANNEL: "char",
+    OperandType.TENSOR_QUANT8_SYMM: "char",
+    OperandType.TENSOR_BOOL8: "uchar",
+    OperandType.TENSOR_FLOAT16: "half",  # stored as half, loaded with LOAD_HALF/STORE_HALF
+    OperandType.TENSOR_QUANT16_SYMM: "short",
+    OperandType.TENSOR_QUANT16_ASYMM: "ushort",
+}
+
+
+@dataclass(frozen=True)
+class TensorId:
+    """A tensor in device memory.
+
+    kind: "operand" (an operand of the subgraph, by index), "const" (a lowering-made constant, e.g.
+    repacked weights or a requantisation table, by index into LoweredModel.constants) or "scratch"
+    (a lowering-made temporary, by index into LoweredModel.scratch).
+    """
+
+    kind: str
+    index: int
+
+
+@dataclass
+class ScratchTensor:
+    dtype: np.dtype
+    count: int  # elements
+
+
+@dataclass
+class KernelInstance:
+    """One launch of one specialised kernel."""
+
+    template: str                                   # file name under opencl_kernels/ops/, e.g. "conv2d.cl"
+    defines: dict[str, Union[int, float, str]]      # ${NAME} substitutions (KERNEL_NAME is added by codegen)
+    inputs: list[TensorId]
+    outputs: list[TensorId]
+    global_size: tuple[int, ...]                    # total work items per dimension (1–3 dims)
+    local_size: tuple[int, ...] | None = None       # work-group / block size, None = let the backend pick
+    node: int = -1                                  # graph node it came from (for profiling / debugging)
+    name: str = ""                                  # unique kernel function name, filled by codegen
+
+
+@dataclass
+class LoweredModel:
+    """The kernel list of a subgraph plus the constants and scratch tensors lowering created."""
+
+    kernels: list[KernelInstance] = field(default_factory=list)
+    constants: list[np.ndarray] = field(default_factory=list)
+    scratch: list[ScratchTensor] = field(default_factory=list)
+    # operand index -> the operand whose storage it aliases (reshape-like ops lower to no kernel)
+    aliases: dict[int, int] = field(default_factory=dict)
+
+
+def c_literal(value) -> str:
+    """A value as a C literal for template substitution (floats exact via %a-style hex floats avoided:
+    use repr of a float32 with an 'f' suffix so both dialects parse it)."""
+    if isinstance(value, (bool, np.bool_)):
+        return "1" if value else "0"
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        v = float(np.float32(value))
+        if np.isinf(v):
+            return "INFINITY" if v > 0 else "(-INFINITY)"
+        return repr(v) + "f" if "e" in repr(v) or "." in repr(v) else repr(v) + ".0f"
+    return str(value)

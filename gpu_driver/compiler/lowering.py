@@ -1,0 +1,100 @@
+"""Lowering: graph nodes → kernel instances, through per-operation lowering functions.
+
+A lowering function is registered with :func:`lowering` and receives a :class:`LoweringContext`
+for one node.  It reads ``ctx.params`` (decoded by the operation's definition in
+gpu_driver.operations), ``ctx.inputs`` / ``ctx.outputs`` (TensorInfos with shapes, quantisation and
+constant values), and calls ``ctx.emit(...)`` once per kernel launch.  It may create preprocessed
+constants (``ctx.constant``: repacked weights, bias folded with zero points, …) and scratch tensors.
+
+``supports`` (optional) says whether the kernels handle a node exactly as stated (types, ranks,
+parameter values); get_supported_operations uses it, so it must be truthful.  Backend-agnostic: no
+pyopencl/cupy here.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+import numpy as np
+
+from ..graph import Graph, Node
+from ..hal.types import OperandLifeTime, OperationType
+from ..operations import OpParams, TensorInfo
+from .ir import KernelInstance, LoweredModel, ScratchTensor, TensorId
+
+LoweringFn = Callable[["LoweringContext"], None]
+SupportFn = Callable[["LoweringContext"], bool]
+
+
+@dataclass
+class LoweringRule:
+    lower: LoweringFn
+    supports: SupportFn | None = None
+
+
+LOWERINGS: dict[OperationType, LoweringRule] = {}
+
+
+def lowering(*op_types: OperationType, supports: SupportFn | None = None):
+    """Register ``fn(ctx)`` as the lowering of ``op_types``; ``supports(ctx) -> bool`` narrows support."""
+
+    def register(fn: LoweringFn) -> LoweringFn:
+        for t in op_types:
+            LOWERINGS[t] = LoweringRule(fn, supports)
+        return fn
+
+    return register
+
+
+@dataclass
+class LoweringContext:
+    graph: Graph
+    node: Node
+    lowered: LoweredModel = field(default_factory=LoweredModel)
+
+    @property
+    def params(self) -> OpParams:
+        return self.node.params
+
+    @property
+    def inputs(self) -> list[TensorInfo]:
+        return self.graph.infos(self.node.inputs)
+
+    @property
+    def outputs(self) -> list[TensorInfo]:
+        return self.graph.infos(self.node.outputs)
+
+    def input(self, i: int) -> TensorId:
+        """The tensor of the node's i-th input operand."""
+        return TensorId("operand", self.node.inputs[i])
+
+    def output(self, i: int) -> TensorId:
+        return TensorId("operand", self.node.outputs[i])
+
+    def is_constant(self, i: int) -> bool:
+        lifetime = self.graph.subgraph.operands[self.node.inputs[i]].lifetime
+        return lifetime in (OperandLifeTime.CONSTANT_COPY, OperandLifeTime.CONSTANT_REFERENCE)
+
+    def constant(self, array: np.ndarray) -> TensorId:
+        """Register a lowering-made constant (uploaded once at preparation; stored in the data cache)."""
+        self.lowered.constants.append(np.ascontiguousarray(array))
+        return TensorId("const", len(self.lowered.constants) - 1)
+
+    def scratch(self, dtype, count: int) -> TensorId:
+        """A temporary private to this node's kernels (planned like any other temporary)."""
+        self.lowered.scratch.append(ScratchTensor(np.dtype(dtype), int(count)))
+        return TensorId("scratch", len(self.lowered.scratch) - 1)
+
+    def alias(self, output: int = 0, input: int = 0) -> None:
+        """The node's output shares the storage of its input (reshape-like ops: no kernel)."""
+        self.lowered.aliases[self.node.outputs[output]] = self.node.inputs[input]
+
+    def emit(self, template: str, defines: dict, inputs: Sequence[TensorId], outputs: Sequence[TensorId],
+             global_size: Sequence[int], local_size: Sequence[int] | None = None) -> KernelInstance:
+        """Append one kernel launch of ``template`` specialised with ``defines``."""
+        k = KernelInstance(template=template, defines=dict(defines), inputs=list(inputs), outputs=list(outputs),
+                           global_size=tuple(int(g) for g in global_size),
+                           local_size=None if local_size is None else tuple(int(s) for s in local_size),
+                           node=self.node.index)
+        self.lowered.kernels.append(k)
+        return k
