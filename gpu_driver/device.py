@@ -69,6 +69,9 @@ class Device(abc.ABC):
     def get_supported_operations(self, model: Model) -> list[bool]:
         """HAL ``getSupportedOperations_1_3``: one bool per operation of the main subgraph."""
         validate_model(model, FEATURE_LEVEL)
+        return self._support_list(model)
+
+    def _support_list(self, model: Model) -> list[bool]:
         return [self._supports(model, model.main, op) for op in model.main.operations]
 
     def _supports(self, model: Model, subgraph: Subgraph, op: Operation) -> bool:
@@ -110,7 +113,7 @@ class Device(abc.ABC):
         validate_model(model, FEATURE_LEVEL)
         if deadline_ns is not None and boot_time_ns() > deadline_ns:
             raise DriverError(ErrorStatus.MISSED_DEADLINE_PERSISTENT, "the deadline had passed before preparation")
-        unsupported = [i for i, ok in enumerate(self.get_supported_operations(model)) if not ok]
+        unsupported = [i for i, ok in enumerate(self._support_list(model)) if not ok]
         if unsupported:
             names = ", ".join(f"{i} ({model.main.operations[i].type.name})" for i in unsupported[:8])
             raise invalid(f"device {self.name} cannot run operation(s) {names}")
