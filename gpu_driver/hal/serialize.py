@@ -87,6 +87,6 @@ def unpack(data: bytes, fds: list[int] | tuple[int, ...] = ()) -> Any:
         if not isinstance(payload, dict) or payload.get("version") != FORMAT_VERSION:
             raise invalid(f"serialized payload is not format version {FORMAT_VERSION}")
         return _decode(payload["body"], list(fds))
-    except (ValueError, KeyError, TypeError, IndexError, msgpack.ExtraData, msgpack.FormatError,
+    except (ValueError, KeyError, TypeError, IndexError, OSError, msgpack.ExtraData, msgpack.FormatError,
             msgpack.StackError) as exc:
         raise invalid(f"malformed serialized payload: {exc}") from None
