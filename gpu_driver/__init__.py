@@ -14,10 +14,12 @@ from .device import Device, get_device, get_devices, register_device_provider
 from .errors import DriverError
 from .hal import *  # noqa: F401,F403  (the HAL vocabulary at top level)
 from .hal import ErrorStatus, Model, OperandType, OperationType
-from .memory import Memory, MmapFd, SharedMemory
+from .memory import HardwareBuffer, Memory, MmapFd, SharedMemory
 from .prepared_model import PreparedModel
 from . import reference  # noqa: F401  (registers the reference device)
+from .cache import CompilationCache  # noqa: E402  (user-side compilation caching helper)
+from . import backends  # noqa: F401  (registers the OpenCL / CUDA device providers, lazily)
 
 __all__ = ["__version__", "ModelBuilder", "Device", "PreparedModel", "DriverError", "ErrorStatus", "Model",
-           "OperandType", "OperationType", "Memory", "SharedMemory", "MmapFd", "get_device", "get_devices",
+           "OperandType", "OperationType", "Memory", "SharedMemory", "MmapFd", "HardwareBuffer", "get_device", "get_devices",
            "register_device_provider"]

@@ -63,8 +63,15 @@ class Device(abc.ABC):
         return []
 
     def get_number_of_cache_files_needed(self) -> tuple[int, int]:
-        """HAL ``getNumberOfCacheFilesNeeded``: (numModelCache, numDataCache); (0, 0) = no caching."""
-        return 0, 0
+        """HAL ``getNumberOfCacheFilesNeeded``: (numModelCache, numDataCache); (0, 0) = no caching.
+
+        A device caches when it implements ``load_prepared`` (and its prepared models
+        ``cache_payload``, see gpu_driver.cache.driver): one model-cache file (model structure, binary,
+        launch plan) and one data-cache file (packed constants).
+        """
+        from .cache.driver import supports_caching
+
+        return (1, 1) if supports_caching(self) else (0, 0)
 
     def get_supported_operations(self, model: Model) -> list[bool]:
         """HAL ``getSupportedOperations_1_3``: one bool per operation of the main subgraph."""
@@ -117,7 +124,17 @@ class Device(abc.ABC):
         if unsupported:
             names = ", ".join(f"{i} ({model.main.operations[i].type.name})" for i in unsupported[:8])
             raise invalid(f"device {self.name} cannot run operation(s) {names}")
-        return self._prepare(model, preference, priority, deadline_ns, model_cache, data_cache, token)
+        from .cache import driver as cache
+
+        prepare = lambda: self._prepare(model, preference, priority, deadline_ns, model_cache, data_cache, token)
+        if model_cache or data_cache:  # HAL cache files: prepare, then save (a failed save is ignored)
+            prepared = prepare()
+            if cache.supports_caching(self):
+                cache.save_to_cache(self, prepared, model, preference, model_cache, data_cache, token)
+            return prepared
+        if cache.private_cache_enabled(self):  # no client cache: the driver-private blob store
+            return cache.private_prepare(self, model, preference, prepare)
+        return prepare()
 
     @abc.abstractmethod
     def _prepare(self, model: Model, preference: ExecutionPreference, priority: Priority, deadline_ns: int | None,
@@ -126,24 +143,46 @@ class Device(abc.ABC):
 
     def prepare_model_from_cache(self, model_cache: Sequence, data_cache: Sequence, token: bytes,
                                  deadline: int | None = None) -> PreparedModel:
-        """HAL ``prepareModelFromCache_1_3``."""
-        raise not_supported_yet(f"prepare_model_from_cache on {self.name}")
+        """HAL ``prepareModelFromCache_1_3``: rebuild a prepared model from the cache files, no compiling.
+
+        INVALID_ARGUMENT for malformed arguments (counts, token, handles); GENERAL_FAILURE when the
+        device does not cache or the cache is missing, tampered, swapped or stale (gpu_driver.cache.driver).
+        """
+        from .cache import driver as cache
+
+        deadline_ns = check_deadline_argument(deadline)
+        if not cache.supports_caching(self):
+            raise not_supported_yet(f"prepare_model_from_cache on {self.name}")
+        check_cache_arguments(self, model_cache, data_cache, token, exact=True)
+        if deadline_ns is not None and boot_time_ns() > deadline_ns:
+            raise DriverError(ErrorStatus.MISSED_DEADLINE_PERSISTENT, "the deadline had passed before preparation")
+        return cache.load_from_cache(self, model_cache, data_cache, bytes(token))
 
     # ---- memory domains ------------------------------------------------------------------------------
     def allocate(self, desc: BufferDesc, prepared_models: Sequence[PreparedModel],
                  input_roles: Sequence[BufferRole], output_roles: Sequence[BufferRole]):
-        """HAL ``allocate``: a driver-managed buffer for the given roles → (buffer, token)."""
-        raise not_supported_yet(f"allocate on {self.name}")
+        """HAL ``allocate``: a driver-managed buffer for the given roles → (buffer, token).
+
+        Validation of interface.md §6.1 (gpu_driver.memory_domain); the buffer lives on this device
+        (a backend device buffer for an accelerator, host memory for the reference device).
+        """
+        from . import memory_domain
+
+        return memory_domain.allocate(self, desc, prepared_models, input_roles, output_roles)
 
     def resolve_buffer_token(self, token: int):
         """The live driver buffer a request pool token names (INVALID_ARGUMENT if none)."""
-        raise invalid(f"memory-domain token {token!r} is not a buffer of device {self.name}")
+        from . import memory_domain
+
+        return memory_domain.resolve(self, token)
 
     def read_buffer_token(self, token: int):
-        raise invalid(f"memory-domain token {token!r} is not a buffer of device {self.name}")
+        """The current value of the driver buffer ``token`` names, as a host array."""
+        return self.resolve_buffer_token(token).read_value()
 
     def write_buffer_token(self, token: int, value) -> None:
-        raise invalid(f"memory-domain token {token!r} is not a buffer of device {self.name}")
+        """Store an execution output into the driver buffer ``token`` names (marks it initialized)."""
+        self.resolve_buffer_token(token).write_value(value)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name}>"

@@ -21,7 +21,8 @@ from .hal.model import DataLocation, Model, Request, RequestArgument
 from .hal.types import (LOOP_TIMEOUT_DEFAULT_NS, LOOP_TIMEOUT_MAXIMUM_NS, NO_TIMING, OPERAND_TYPE_INFO, ErrorStatus,
                         MeasureTiming, OutputShape, Timing, boot_time_ns)
 from .hal.validation import RequestShapes, validate_request
-from .memory import Memory, SharedMemory
+from .memory import HardwareBuffer, Memory, SharedMemory
+from .memory_domain import bind_request_buffers
 
 if TYPE_CHECKING:  # pragma: no cover
     from .device import Device
@@ -174,8 +175,12 @@ class PreparedModel(abc.ABC):
         measure = _check_measure(measure_timing)
         deadline_ns = check_deadline_argument(deadline)
         loop_ns = _check_loop_timeout(loop_timeout_duration)
-        shapes = validate_request(request, self.model, resolve_token=self.device.resolve_buffer_token,
+        # memory-domain buffers (§6.1, §9.2 item 8): roles, initialized inputs, dims; inputs take the
+        # buffer's current shape
+        checked, buffers = bind_request_buffers(self, request)
+        shapes = validate_request(checked, self.model, resolve_token=self.device.resolve_buffer_token,
                                   allow_unspecified_outputs=allow_unspecified_outputs)
+        buffers.begin()  # output buffers stay uninitialized unless this execution writes them
         if deadline_ns is not None and boot_time_ns() > deadline_ns:
             raise DriverError(ErrorStatus.MISSED_DEADLINE_PERSISTENT, "the deadline had passed before execution")
         return ExecutionContext(measure, deadline_ns, loop_ns, shapes)
@@ -218,7 +223,10 @@ class PreparedModel(abc.ABC):
                 values.append(self.device.read_buffer_token(pool))
                 continue
             n = element_count(shape) if info.is_tensor else 1
-            raw = pool.view()[arg.location.offset:arg.location.offset + n * info.byte_size]
+            if isinstance(pool, HardwareBuffer):  # device-resident or non-BLOB: read through the allocator
+                raw = pool.read(arg.location.offset, n * info.byte_size)
+            else:
+                raw = pool.view()[arg.location.offset:arg.location.offset + n * info.byte_size]
             arr = np.frombuffer(raw, dtype=info.dtype.newbyteorder("<") if info.dtype != np.bool_ else np.uint8,
                                 count=n)
             arr = (arr != 0) if info.dtype == np.bool_ else arr.astype(info.dtype)

@@ -15,6 +15,7 @@ from .executor import ExecutionLimits, ReferenceExecutor
 from .registry import KERNEL_TYPES, KERNELS
 
 _UNIT = PerformanceInfo(1.0, 1.0)
+_CACHE_BINARY = b"gpu_driver reference executor v1"
 
 
 class ReferencePreparedModel(PreparedModel):
@@ -26,12 +27,19 @@ class ReferencePreparedModel(PreparedModel):
         limits = ExecutionLimits(ctx.deadline_ns, ctx.loop_timeout_ns)
         return self._executor.run(inputs, limits), None
 
+    def cache_payload(self) -> tuple[bytes, dict, list[np.ndarray]]:
+        """Compilation-cache hook: the reference's "compiled form" is the model itself, which the cache
+        stores anyway (structure in the model cache, constant pools in the data cache)."""
+        return _CACHE_BINARY, {"executor": "reference"}, []
+
 
 class ReferenceDevice(Device):
     """``"reference"``: runs every operation it has a kernel for, in numpy, on the host CPU."""
 
     name = "reference"
     rank = 0
+    #: no driver-private cache by default: preparing the reference costs less than hashing the model
+    private_cache = False
 
     def get_capabilities(self) -> Capabilities:
         """HAL ``getCapabilities_1_3``: the reference is the unit of every ratio (1.0)."""
@@ -55,6 +63,14 @@ class ReferenceDevice(Device):
 
     def _prepare(self, model: Model, preference: ExecutionPreference, priority: Priority, deadline_ns,
                  model_cache: Sequence, data_cache: Sequence, token) -> PreparedModel:
+        return ReferencePreparedModel(self, model)
+
+    def load_prepared(self, binary: bytes, plan: dict, constants: list, model: Model) -> PreparedModel:
+        """Compilation-cache hook: rebuild a prepared model from what ``cache_payload`` returned."""
+        from ..errors import failure
+
+        if binary != _CACHE_BINARY or plan != {"executor": "reference"} or constants:
+            raise failure("not a reference-device cache")
         return ReferencePreparedModel(self, model)
 
 

@@ -1,0 +1,63 @@
+"""Per-execution overhead: a one-ADD model (16 floats), target < 100 µs per execution on PoCL.
+
+Both the numpy convenience API and the HAL executeSynchronously path (pre-built request, no allocation)
+are measured; bare PyOpenCL (2 writes, 1 kernel, 1 read) is the floor."""
+import numpy as np
+import pytest
+
+import gpu_driver as gd
+from gpu_driver.hal.model import DataLocation, Request, RequestArgument
+
+from .models import add_model
+
+
+def _request(shape):
+    n = int(np.prod(shape)) * 4
+    pool_in, pool_out = gd.SharedMemory(2 * n), gd.SharedMemory(n)
+    pool_in.write(0, np.ones(shape, np.float32).tobytes())
+    pool_in.write(n, np.ones(shape, np.float32).tobytes())
+    return Request([RequestArgument(DataLocation(0, 0, n), []), RequestArgument(DataLocation(0, n, n), [])],
+                   [RequestArgument(DataLocation(1, 0, n), [])], [pool_in, pool_out])
+
+
+@pytest.mark.parametrize("device_name", ["opencl", "reference"])
+def test_execute_synchronously_overhead(benchmark, device_name, pocl, reference):
+    device = pocl if device_name == "opencl" else reference
+    bm = add_model()
+    pm = device.prepare_model(bm.model)
+    req = _request(bm.input_shape)
+    benchmark.group = "overhead-hal"
+    benchmark.extra_info["device"] = device.name
+    benchmark.pedantic(pm.execute_synchronously, args=(req,), rounds=2000, iterations=1, warmup_rounds=50)
+
+
+def test_numpy_api_overhead(benchmark, pocl):
+    bm = add_model()
+    pm = pocl.prepare_model(bm.model)
+    x = np.ones(bm.input_shape, np.float32)
+    benchmark.group = "overhead-numpy"
+    benchmark.pedantic(pm.execute, args=([x, x],), rounds=1000, iterations=1, warmup_rounds=50)
+
+
+def test_bare_pyopencl_floor(benchmark, pocl):
+    import pyopencl as cl
+    backend = pocl.backend
+    ctx, q = backend.context, backend.queue
+    prg = cl.Program(ctx, "__kernel void add(__global const float* a, __global const float* b, __global float* o)"
+                          "{ int i = get_global_id(0); o[i] = a[i] + b[i]; }").build()
+    a = np.ones(16, np.float32)
+    out = np.empty_like(a)
+    mf = cl.mem_flags
+    A, B, O = (cl.Buffer(ctx, mf.READ_WRITE, 64) for _ in range(3))
+    k = prg.add
+    k.set_args(A, B, O)
+
+    def run():
+        cl.enqueue_copy(q, A, a, is_blocking=True)
+        cl.enqueue_copy(q, B, a, is_blocking=True)
+        cl.enqueue_nd_range_kernel(q, k, (16,), None)
+        cl.enqueue_copy(q, out, O, is_blocking=True)
+
+    benchmark.group = "overhead-hal"
+    benchmark.extra_info["device"] = "bare pyopencl"
+    benchmark.pedantic(run, rounds=2000, iterations=1, warmup_rounds=50)

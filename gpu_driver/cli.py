@@ -1,0 +1,89 @@
+"""``gpu-driver``: list devices (``info``) and benchmark them against the reference device (``bench``)."""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+
+def _info(args) -> int:
+    import gpu_driver as gd
+
+    for d in gd.get_devices():
+        caps = d.get_capabilities()
+        perf = caps.relaxed_float32_to_float16_performance_tensor
+        print(f"{d.name}")
+        print(f"  type:         {d.get_type().name}")
+        print(f"  rank:         {d.rank}")
+        print(f"  version:      {d.get_version_string()}")
+        print(f"  capabilities: exec_time {perf.exec_time:.4g}, power_usage {perf.power_usage:.4g} "
+              f"(relative to the reference device; lower is better)")
+    return 0
+
+
+def _time_model(prepared, x, repeats: int) -> float:
+    prepared.execute([x])
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        prepared.execute([x])
+        times.append(time.perf_counter() - t0)
+    times.sort()
+    return times[len(times) // 2]
+
+
+def _bench(args) -> int:
+    import gpu_driver as gd
+    try:
+        from benchmarks import models
+    except ImportError:
+        sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parents[1]))
+        from benchmarks import models
+
+    device = gd.get_device(args.device) if args.device else gd.get_device()
+    reference = gd.get_device("reference")
+    if args.quick:
+        cases = [models.mobilenet_v1(0.25, 96), models.mobilenet_v2(0.25, 96)]
+        repeats = 3
+    else:
+        cases = [models.mobilenet_v1(), models.mobilenet_v2()]
+        repeats = 5
+    print(f"device: {device.name} ({device.get_version_string()})")
+    header = f"{'model':<24}{'GFLOP':>8}{'prepare s':>11}{'device ms':>11}{'reference ms':>14}{'speedup':>9}{'GFLOP/s':>9}"
+    print(header)
+    print("-" * len(header))
+    for bm in cases:
+        x = bm.random_input()
+        t0 = time.perf_counter()
+        pm = device.prepare_model(bm.model)
+        prep = time.perf_counter() - t0
+        t_dev = _time_model(pm, x, repeats)
+        t_ref = _time_model(reference.prepare_model(bm.model), x, max(1, repeats // 2))
+        print(f"{bm.name:<24}{bm.flops / 1e9:>8.3f}{prep:>11.2f}{t_dev * 1e3:>11.2f}{t_ref * 1e3:>14.2f}"
+              f"{t_ref / t_dev:>9.2f}{bm.flops / t_dev / 1e9:>9.2f}")
+    return 0
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="gpu-driver", description="gpu_driver devices and benchmarks")
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("info", help="list devices with type, version string and capabilities")
+    bench = sub.add_parser("bench", help="MobileNet v1/v2 latency on a device vs the reference device")
+    bench.add_argument("--device", help="device name (default: the best device)")
+    bench.add_argument("--quick", action="store_true", help="small models (0.25 width, 96×96), few repeats")
+    args = parser.parse_args(argv)
+    from gpu_driver.errors import DriverError
+    try:
+        return {"info": _info, "bench": _bench}[args.command](args)
+    except DriverError as exc:
+        print(f"gpu-driver: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # anything else: a message, not a traceback
+        print(f"gpu-driver: error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,82 @@
+/* gpu_driver shared kernel dialect — OpenCL C 1.2 flavour.
+ *
+ * Every kernel template in opencl_kernels/ops/*.cl is written ONCE against the macros below and is
+ * compiled either as OpenCL C (this prelude prepended) or as CUDA C++ with NVRTC
+ * (cuda_kernels/prelude.cuh prepended instead).  Use only what is listed here plus plain C.
+ *
+ * Kernel shape (calling convention, see gpu_driver/compiler/ir.py):
+ *     KERNEL void ${KERNEL_NAME}(GLOBAL const float* RESTRICT in0, GLOBAL float* RESTRICT out0) {
+ *         const int i = GLOBAL_ID(0);
+ *         if (i >= ${COUNT}) return;          // ALWAYS bounds-check: the launcher may round the
+ *         ...                                 // global size up to a multiple of the local size
+ *     }
+ *   Parameters: the instance's inputs, then its outputs, each a pointer to its element type
+ *   (ir.C_TYPES); every size/stride/constant is a ${NAME} literal substituted by codegen.
+ *
+ * Qualifiers / launch geometry
+ *   KERNEL             kernel entry (OpenCL __kernel, CUDA extern "C" __global__); write "KERNEL void"
+ *   GLOBAL, LOCAL      address spaces (LOCAL: work-group shared arrays declared at kernel scope,
+ *                      e.g. "LOCAL float tile[256];"); CONSTANT_AS = constant address space
+ *   RESTRICT           restrict-qualifier for pointer parameters
+ *   DEVICE_FN          qualifier for helper functions ("DEVICE_FN float f(float x) {...}")
+ *   GLOBAL_ID(d), LOCAL_ID(d), GROUP_ID(d), LOCAL_SIZE(d), NUM_GROUPS(d), GLOBAL_SIZE(d)
+ *                      int-valued, d = 0, 1, 2 (a literal)
+ *   BARRIER            work-group barrier with local-memory fence
+ *   Helper functions in a template are emitted once per kernel instance: name them with the
+ *   ${KERNEL_NAME} prefix or guard them: #ifndef GD_HELPERS_MYOP / #define GD_HELPERS_MYOP ... #endif
+ *
+ * Types
+ *   uchar, ushort, uint, ulong (CUDA typedefs them), char (signed 8-bit), short, int, float
+ *   int64 / uint64     64-bit integers (OpenCL long / CUDA long long)
+ *   half               STORAGE ONLY: never compute on half; load/store through
+ *   LOAD_HALF(ptr, i)          -> float   (vload_half; PoCL has no cl_khr_fp16)
+ *   STORE_HALF(ptr, i, value)  <- float   (vstore_half, round to nearest even)
+ *   Conversions: plain C casts only (no convert_* builtins); ROUND(x) rounds ties away from zero.
+ *
+ * Math (float unless noted; all available in both dialects)
+ *   min, max (int and float), clamp(x, lo, hi) (int and float), fmin, fmax, fabs, abs (int),
+ *   exp, log, sqrt, rsqrt, tanh, floor, ceil, ROUND, pow, sin, cos
+ *   FAST_EXP(x), FAST_TANH(x), FAST_RECIP(x)   fast approximations (not for exact-bar ops)
+ *   INFINITY, NAN, FLT_MAX, INT_MIN, INT_MAX
+ *
+ * Quantised fixed point (opencl_kernels/fixed_point.h, appended to either prelude by codegen;
+ * operands.md §8.3, exact, 64-bit integer arithmetic; the reference
+ * device gpu_driver/quant.py is the oracle and these agree bit for bit):
+ *   int SRDHM(int a, int b)              SaturatingRoundingDoublingHighMul
+ *   int RDBPOT(int x, int e)             RoundingDivideByPOT, 0 <= e <= 31, ties away from zero
+ *   int MBQM(int x, int m, int shift)    MultiplyByQuantizedMultiplier, shift > 0 = left
+ *   int MBQM_LT1(int x, int m, int shift)   shift <= 0 ("SmallerThanOneExp")
+ *   int MBQM_GT1(int x, int m, int shift)   shift >= 0 ("GreaterThanOne")
+ *   Multipliers/shifts come from gpu_driver.quant.quantize_multiplier as ${...} literals.
+ */
+#ifndef GD_PRELUDE
+#define GD_PRELUDE
+#define GD_OPENCL 1
+
+#define KERNEL __kernel
+#define GLOBAL __global
+#define LOCAL __local
+#define CONSTANT_AS __constant
+#define RESTRICT restrict
+#define DEVICE_FN static inline
+
+#define GLOBAL_ID(d) ((int)get_global_id(d))
+#define LOCAL_ID(d) ((int)get_local_id(d))
+#define GROUP_ID(d) ((int)get_group_id(d))
+#define LOCAL_SIZE(d) ((int)get_local_size(d))
+#define NUM_GROUPS(d) ((int)get_num_groups(d))
+#define GLOBAL_SIZE(d) ((int)get_global_size(d))
+#define BARRIER barrier(CLK_LOCAL_MEM_FENCE)
+
+typedef long int64;
+typedef ulong uint64;
+
+#define LOAD_HALF(ptr, i) vload_half((size_t)(i), (ptr))
+#define STORE_HALF(ptr, i, v) vstore_half_rte((float)(v), (size_t)(i), (ptr))
+
+#define ROUND(x) round(x)
+#define FAST_EXP(x) native_exp(x)
+#define FAST_TANH(x) tanh(x)
+#define FAST_RECIP(x) native_recip(x)
+
+#endif /* GD_PRELUDE */

@@ -1,0 +1,32 @@
+"""EMBEDDING_LOOKUP and HASHTABLE_LOOKUP on OpenCL vs the reference (exact)."""
+import numpy as np
+import pytest
+
+from .harness import F32, I32T, OP, Q8A, Const, In, Out, check_op, requires_opencl, single_op, supported
+
+pytestmark = requires_opencl
+
+
+@pytest.mark.parametrize("vtype", [F32, Q8A, I32T])
+def test_embedding_lookup(vtype):
+    rng = np.random.default_rng(21)
+    q = (0.5, 3) if vtype == Q8A else ()
+    check_op(OP.EMBEDDING_LOOKUP, [Const(I32T, [2, 0, 4, 2]), In(vtype, (5, 3, 2), *q)], [Out(vtype, *q)], rng)
+
+
+def test_embedding_lookup_runtime_indices_refused():
+    model, _ = single_op(OP.EMBEDDING_LOOKUP, [In(I32T, (3,)), In(F32, (5, 2))], [Out(F32)])
+    assert supported(model) == [False]
+
+
+@pytest.mark.parametrize("vtype", [F32, Q8A, I32T])
+def test_hashtable_lookup(vtype):
+    rng = np.random.default_rng(22)
+    q = (0.5, 3) if vtype == Q8A else ()
+    keys = In(I32T, (6,))
+    model_args = [In(I32T, (7,)), keys, In(vtype, (6, 4), *q)]
+    data = [np.array([5, -3, 9, 100, 5, 0, 2], np.int32), np.array([-3, 0, 1, 5, 9, 12], np.int32),
+            (rng.integers(0, 256, (6, 4)).astype(np.uint8) if vtype == Q8A else
+             rng.integers(-50, 50, (6, 4)).astype(np.int32) if vtype == I32T else
+             rng.normal(size=(6, 4)).astype(np.float32))]
+    check_op(OP.HASHTABLE_LOOKUP, model_args, [Out(vtype, *q), Out(Q8A, 1.0, 0)], rng, data=data)

@@ -1,0 +1,113 @@
+"""Every kernel template the HAL 1.0 lowerings emit compiles through NVRTC (sm_80, sm_90) with the CUDA
+prelude, for a representative set of specialisations (float32 and quant8 of every op, every LSTM
+option group, every conv path).  Needs only NVRTC, no GPU."""
+import itertools
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+nvrtc = pytest.importorskip("cupy_backends.cuda.libs.nvrtc")
+
+from .ops.harness import (F32, I32T, OP, OT, Q8A, Const, In, NoValue, Out, Scalar, f32, i32,  # noqa: E402
+                          dialect_prelude, kernel_source, lower_model, single_op)
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _models():
+    rng = np.random.default_rng(0)
+    t = lambda *s: Const(F32, rng.uniform(-1, 1, s))  # noqa: E731
+    for q in (False, True):
+        T, o = (Q8A, Out(Q8A, 0.5, 10)) if q else (F32, Out(F32))
+        x4 = In(T, (2, 5, 6, 4), 0.1 if q else 0.0, 7 if q else 0)
+        for op in (OP.ADD, OP.MUL):
+            yield single_op(op, [In(T, (2, 1, 3), 0.1 if q else 0, 1 if q else 0),
+                                 In(T, (4, 3), 0.2 if q else 0, 2 if q else 0), i32(1)], [o])[0]
+            yield single_op(op, [x4, x4, i32(0)], [o])[0]
+        for op in (OP.RELU, OP.RELU1, OP.RELU6):
+            yield single_op(op, [x4], [Out(T, *((0.1, 7) if q else ()))])[0]
+        yield single_op(OP.LOGISTIC, [x4], [Out(Q8A, 1 / 256, 0) if q else Out(F32)])[0]
+        yield single_op(OP.TANH, [x4], [Out(Q8A, 1 / 128, 128) if q else Out(F32)])[0]
+        yield single_op(OP.SOFTMAX, [x4, f32(0.5), i32(1)], [Out(Q8A, 1 / 256, 0) if q else Out(F32)])[0]
+        w = Const(Q8A, rng.integers(0, 256, (9, 3, 3, 4)), 0.02, 3) if q else t(9, 3, 3, 4)
+        b = Const(I32T, rng.integers(-9, 9, (9,)), 0.002) if q else t(9)
+        yield single_op(OP.CONV_2D, [x4, w, b, i32(1), i32(2), i32(2), i32(3)], [o])[0]
+        w1 = Const(Q8A, rng.integers(0, 256, (40, 1, 1, 4)), 0.02, 3) if q else t(40, 1, 1, 4)
+        b1 = Const(I32T, rng.integers(-9, 9, (40,)), 0.002) if q else t(40)
+        yield single_op(OP.CONV_2D, [x4, w1, b1, i32(2), i32(1), i32(1), i32(0)], [o])[0]
+        wd = Const(Q8A, rng.integers(0, 256, (1, 3, 3, 8)), 0.02, 3) if q else t(1, 3, 3, 8)
+        bd = Const(I32T, rng.integers(-9, 9, (8,)), 0.002) if q else t(8)
+        yield single_op(OP.DEPTHWISE_CONV_2D, [x4, wd, bd, i32(1), i32(1), i32(1), i32(2), i32(3)], [o])[0]
+        for op in (OP.AVERAGE_POOL_2D, OP.MAX_POOL_2D) + (() if q else (OP.L2_POOL_2D,)):
+            yield single_op(op, [x4, i32(1), i32(2), i32(2), i32(3), i32(3), i32(1)], [Out(T, *((0.1, 7) if q else ()))])[0]
+        wf = Const(Q8A, rng.integers(0, 256, (5, 4)), 0.02, 3) if q else t(5, 4)
+        bf = Const(I32T, rng.integers(-9, 9, (5,)), 0.002) if q else t(5)
+        yield single_op(OP.FULLY_CONNECTED, [x4, wf, bf, i32(0)], [o])[0]
+        yield single_op(OP.CONCATENATION, [x4, In(T, (2, 5, 6, 4), 0.3 if q else 0, 1 if q else 0), i32(3)], [o])[0]
+        yield single_op(OP.DEPTH_TO_SPACE, [x4, i32(2)], [Out(T, *((0.1, 7) if q else ()))])[0]
+        yield single_op(OP.SPACE_TO_DEPTH, [In(T, (1, 4, 4, 2), *((0.1, 7) if q else ())), i32(2)],
+                        [Out(T, *((0.1, 7) if q else ()))])[0]
+        yield single_op(OP.RESIZE_BILINEAR, [x4, i32(9), i32(7), Scalar(OT.BOOL, False), Scalar(OT.BOOL, False),
+                                             Scalar(OT.BOOL, True)], [Out(T, *((0.1, 7) if q else ()))])[0]
+        yield single_op(OP.L2_NORMALIZATION, [x4], [Out(Q8A, 1 / 128, 128) if q else Out(F32)])[0]
+        yield single_op(OP.HASHTABLE_LOOKUP, [In(I32T, (3,)), In(I32T, (5,)), In(T, (5, 2), *((0.1, 7) if q else ()))],
+                        [Out(T, *((0.1, 7) if q else ())), Out(Q8A, 1.0, 0)])[0]
+        yield single_op(OP.EMBEDDING_LOOKUP, [Const(I32T, [1, 0]), In(T, (5, 2), *((0.1, 7) if q else ()))],
+                        [Out(T, *((0.1, 7) if q else ()))])[0]
+    yield single_op(OP.FLOOR, [In(F32, (3, 4))], [Out(F32)])[0]
+    yield single_op(OP.DEQUANTIZE, [In(Q8A, (3, 4), 0.1, 3)], [Out(F32)])[0]
+    yield single_op(OP.LOCAL_RESPONSE_NORMALIZATION, [In(F32, (1, 2, 2, 6)), i32(2), f32(1), f32(0.5), f32(0.75)],
+                    [Out(F32)])[0]
+    yield single_op(OP.RNN, [In(F32, (2, 3)), t(4, 3), t(4, 4), t(4), In(F32, (2, 4)), i32(4)], [Out(F32), Out(F32)])[0]
+    yield single_op(OP.SVDF, [In(F32, (2, 3)), t(4, 3), t(4, 3), t(2), In(F32, (2, 12)), i32(2), i32(1)],
+                    [Out(F32), Out(F32)])[0]
+    for cifg, peep, proj, ln in itertools.product([False, True], repeat=4):
+        b, i, u = 2, 3, 4
+        o = 3 if proj else u
+        n = NoValue()
+        args = [In(F32, (b, i)), n if cifg else t(u, i), t(u, i), t(u, i), t(u, i),
+                n if cifg else t(u, o), t(u, o), t(u, o), t(u, o),
+                t(u) if peep and not cifg else n, t(u) if peep else n, t(u) if peep else n,
+                n if cifg else t(u), t(u), t(u), t(u), t(o, u) if proj else n, t(o) if proj else n,
+                In(F32, (b, o)), In(F32, (b, u)), i32(4), f32(0.5), f32(0.5)]
+        if ln:
+            args += [n if cifg else t(u), t(u), t(u), t(u)]
+        yield single_op(OP.LSTM, args, [Out(F32)] * 4)[0]
+
+
+def _sources():
+    prelude = dialect_prelude("cuda")
+    kernels, templates, n = [], set(), 0
+    for model in _models():
+        _, lowered = lower_model(model)
+        for k in lowered.kernels:
+            kernels.append(kernel_source(k, f"k{n}"))
+            templates.add(k.template)
+            n += 1
+    return prelude + "\n" + "\n".join(kernels), templates
+
+
+def test_every_template_is_covered():
+    _, templates = _sources()
+    on_disk = {p.name for p in (ROOT / "opencl_kernels" / "ops").glob("*.cl")}
+    mine = {"binary.cl", "unary.cl", "softmax.cl", "conv2d.cl", "depthwise_conv2d.cl", "pool2d.cl",
+            "fully_connected.cl", "concat.cl", "depth_space.cl", "resize_bilinear.cl", "l2norm.cl", "lrn.cl",
+            "lookup.cl", "rnn.cl", "svdf.cl", "lstm.cl"}
+    assert mine <= on_disk
+    assert mine <= templates
+
+
+@pytest.mark.parametrize("arch", ["compute_80", "compute_90"])
+def test_nvrtc_compiles(arch):
+    src, _ = _sources()
+    prog = nvrtc.createProgram(src, "hal10_ops.cu", [], [])
+    try:
+        try:
+            nvrtc.compileProgram(prog, [f"--gpu-architecture={arch}", "--std=c++14"])
+        except Exception as exc:
+            log = nvrtc.getProgramLog(prog)
+            raise AssertionError(f"NVRTC {arch} failed: {exc}\n{log[:6000]}") from None
+        assert len(nvrtc.getPTX(prog)) > 0
+    finally:
+        nvrtc.destroyProgram(prog)

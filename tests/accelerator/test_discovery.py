@@ -1,0 +1,46 @@
+"""Device discovery, naming, ranking, type and version strings."""
+import re
+
+import gpu_driver as gd
+from gpu_driver.hal.types import DeviceType
+
+from .helpers import opencl_device
+
+
+def test_names_and_ranking():
+    devices = gd.get_devices()
+    names = [d.name for d in devices]
+    assert names[-1] == "reference"
+    for n in names[:-1]:
+        assert re.fullmatch(r"(opencl|cuda):\d+", n), n
+    ranks = [d.rank for d in devices]
+    assert ranks == sorted(ranks, reverse=True)
+    cuda = [d for d in devices if d.name.startswith("cuda")]
+    ocl = [d for d in devices if d.name.startswith("opencl")]
+    if cuda and ocl:
+        assert min(d.rank for d in cuda) > max(d.rank for d in ocl)
+    gpus = [d.rank for d in ocl if d.get_type() == DeviceType.GPU]
+    cpus = [d.rank for d in ocl if d.get_type() != DeviceType.GPU]
+    if gpus and cpus:
+        assert min(gpus) > max(cpus)
+    # opencl devices are numbered 0..n-1
+    assert sorted(int(n.split(":")[1]) for n in names if n.startswith("opencl")) == list(range(len(ocl)))
+
+
+def test_pocl_device_is_the_default_without_gpu():
+    dev = opencl_device()
+    assert gd.get_device("opencl") is dev
+    assert gd.get_device(dev.name) is dev
+    assert gd.get_device().rank >= dev.rank > gd.get_device("reference").rank
+
+
+def test_type_and_version_string():
+    dev = opencl_device()
+    assert dev.get_type() in (DeviceType.CPU, DeviceType.GPU, DeviceType.ACCELERATOR)
+    if "pocl" in dev.get_version_string().lower() and "pthread" in dev.backend.device_name.lower():
+        assert dev.get_type() == DeviceType.CPU
+    v = dev.get_version_string()
+    assert v.startswith(f"gpu_driver-{gd.__version__}-opencl-")
+    assert dev.backend.device_name in v
+    assert v != gd.get_device("reference").get_version_string()
+    assert dev.get_feature_level() == 4
