@@ -1,7 +1,7 @@
 /* gpu_driver shared kernel dialect — CUDA C++ flavour (NVRTC, no headers needed).
  *
  * The macro set is documented in opencl_kernels/prelude.h; this file maps it to CUDA so that the
- * templates in opencl_kernels/ops/*.cl compile unchanged with NVRTC.
+ * templates in opencl_kernels/ops/ (the .cl files) compile unchanged with NVRTC.
  */
 #ifndef GD_PRELUDE
 #define GD_PRELUDE

@@ -1,6 +1,6 @@
 /* gpu_driver shared kernel dialect — OpenCL C 1.2 flavour.
  *
- * Every kernel template in opencl_kernels/ops/*.cl is written ONCE against the macros below and is
+ * Every kernel template in opencl_kernels/ops/ (*.cl files) is written ONCE against the macros below and is
  * compiled either as OpenCL C (this prelude prepended) or as CUDA C++ with NVRTC
  * (cuda_kernels/prelude.cuh prepended instead).  Use only what is listed here plus plain C.
  *

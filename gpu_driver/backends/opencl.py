@@ -25,6 +25,12 @@ RANK_CPU = 100
 
 
 def _cl():
+    # PoCL re-specialises each kernel's work-group function for the local size at its first launch
+    # (tens of ms per kernel, seconds for a model), i.e. on the first execution.  Its program binary
+    # already holds a generic work-group function; using it moves all compilation into
+    # prepare_model / prepare_model_from_cache, and measured no slower on MobileNet (see
+    # benchmarks/results).  Set before PoCL initialises; an explicit user setting wins.
+    os.environ.setdefault("POCL_WORK_GROUP_SPECIALIZATION", "0")
     import pyopencl as cl  # noqa: WPS433 (lazy: optional dependency)
     return cl
 
@@ -130,7 +136,10 @@ class OpenCLBackend(Backend):
                     global_size: Sequence[int], local_size: Sequence[int] | None) -> OpenCLLaunch:
         cl = self.cl
         kernel = cl.Kernel(program.handle, name)
-        kernel.set_args(*[a.handle for a in args])
+        # set_arg per argument: every argument is a cl.Buffer, so the generated set_args invoker
+        # (built through pyopencl's on-disk cache, ~0.1 ms per kernel) buys nothing here
+        for i, a in enumerate(args):
+            kernel.set_arg(i, a.handle)
         if local_size is not None:
             local = tuple(int(s) for s in local_size)
             glob = tuple(round_up(g, l) for g, l in zip(global_size, local))

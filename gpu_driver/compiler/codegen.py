@@ -18,11 +18,16 @@ from .ir import KernelInstance, c_literal
 DIALECT_PRELUDES = {"opencl": ("opencl_kernels", "prelude.h"), "cuda": ("cuda_kernels", "prelude.cuh")}
 
 
+#: dialect-neutral helper headers (in opencl_kernels/) appended to either prelude, in this order
+COMMON_HEADERS = ("fixed_point.h", "activations.h")
+
+
 @functools.lru_cache(maxsize=None)
 def prelude(dialect: str) -> str:
-    """The dialect prelude followed by the dialect-neutral helpers (opencl_kernels/fixed_point.h)."""
+    """The dialect prelude followed by the dialect-neutral helper headers (COMMON_HEADERS)."""
     package, name = DIALECT_PRELUDES[dialect]
-    common = importlib.resources.files("opencl_kernels").joinpath("fixed_point.h").read_text()
+    files = importlib.resources.files("opencl_kernels")
+    common = "\n".join(files.joinpath(h).read_text() for h in COMMON_HEADERS)
     return importlib.resources.files(package).joinpath(name).read_text() + "\n" + common
 
 

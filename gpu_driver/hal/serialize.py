@@ -48,27 +48,27 @@ def _encode(obj: Any, fds: list[int]) -> Any:
     raise TypeError(f"cannot serialize {type(obj).__name__}")
 
 
-def _decode(obj: Any, fds: list[int]) -> Any:
-    from ..memory import memory_from_description
-
-    if isinstance(obj, dict):
-        if "__memory__" in obj:
-            desc = dict(obj["__memory__"])
-            desc["fds"] = [fds[i] for i in desc["fds"]]
-            return memory_from_description(desc)
-        name = obj["__record__"]
-        cls = _RECORDS[name]
-        kwargs = {}
-        for k, v in obj.items():
-            if k == "__record__":
-                continue
-            v = _decode(v, fds)
-            enum_type = _ENUM_FIELDS.get((name, k))
-            kwargs[k] = enum_type(v) if enum_type is not None else v
-        return cls(**kwargs)
+def _decode(obj: Any, fds: list[int], memory_from_description) -> Any:
     if isinstance(obj, list):
-        return [_decode(v, fds) for v in obj]
-    return obj
+        if obj and not isinstance(obj[0], (dict, list)):
+            return obj  # a list of plain values (dimensions, indexes, scales): nothing to rebuild
+        return [_decode(v, fds, memory_from_description) for v in obj]
+    if not isinstance(obj, dict):
+        return obj
+    if "__memory__" in obj:
+        desc = dict(obj["__memory__"])
+        desc["fds"] = [fds[i] for i in desc["fds"]]
+        return memory_from_description(desc)
+    name = obj["__record__"]
+    cls = _RECORDS[name]
+    kwargs = {}
+    for k, v in obj.items():
+        if k == "__record__":
+            continue
+        v = _decode(v, fds, memory_from_description)
+        enum_type = _ENUM_FIELDS.get((name, k))
+        kwargs[k] = enum_type(v) if enum_type is not None else v
+    return cls(**kwargs)
 
 
 def pack(obj: Any) -> tuple[bytes, list[int]]:
@@ -86,7 +86,9 @@ def unpack(data: bytes, fds: list[int] | tuple[int, ...] = ()) -> Any:
         payload = msgpack.unpackb(data, raw=False, strict_map_key=False)
         if not isinstance(payload, dict) or payload.get("version") != FORMAT_VERSION:
             raise invalid(f"serialized payload is not format version {FORMAT_VERSION}")
-        return _decode(payload["body"], list(fds))
+        from ..memory import memory_from_description
+
+        return _decode(payload["body"], list(fds), memory_from_description)
     except (ValueError, KeyError, TypeError, IndexError, OSError, msgpack.ExtraData, msgpack.FormatError,
             msgpack.StackError) as exc:
         raise invalid(f"malformed serialized payload: {exc}") from None

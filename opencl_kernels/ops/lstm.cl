@@ -5,18 +5,6 @@
  *   to scratch m [B, U] when there is a projection.  Without LN: work item (u, b); with LN: one work
  *   item per batch row b (the statistics need the whole row).
  * STAGE 2 (projection), work item (o, b): h = clip(Σ_u m[b,u]·Wp[o,u] (+ bp[o])) → h_out, output. */
-#ifndef GD_HELPERS_RECURRENT_ACT
-#define GD_HELPERS_RECURRENT_ACT
-/* TFLite activation enum of the recurrent ops: 0 none, 1 relu, 3 relu6, 4 tanh, 6 sigmoid */
-DEVICE_FN float gd_recurrent_act(float x, int code) {
-    if (code == 1) return fmax(x, 0.0f);
-    if (code == 3) return fmin(fmax(x, 0.0f), 6.0f);
-    if (code == 4) return tanh(x);
-    if (code == 6) return 1.0f / (1.0f + exp(-x));
-    return x;
-}
-DEVICE_FN float gd_sigmoid(float x) { return 1.0f / (1.0f + exp(-x)); }
-#endif
 #if ${STAGE} == 0
 KERNEL void ${KERNEL_NAME}(GLOBAL const float* RESTRICT x, GLOBAL const float* RESTRICT h_prev,
 #if !${CIFG}

@@ -1,17 +1,5 @@
 /* RNN (one step): h[b, u] = act(Σ_i x[b,i]·W[u,i] + Σ_j h_prev[b,j]·R[u,j] + bias[u]); writes h_out and
  * output (identical).  Work item = (u, b). */
-#ifndef GD_HELPERS_RECURRENT_ACT
-#define GD_HELPERS_RECURRENT_ACT
-/* TFLite activation enum of the recurrent ops: 0 none, 1 relu, 3 relu6, 4 tanh, 6 sigmoid */
-DEVICE_FN float gd_recurrent_act(float x, int code) {
-    if (code == 1) return fmax(x, 0.0f);
-    if (code == 3) return fmin(fmax(x, 0.0f), 6.0f);
-    if (code == 4) return tanh(x);
-    if (code == 6) return 1.0f / (1.0f + exp(-x));
-    return x;
-}
-DEVICE_FN float gd_sigmoid(float x) { return 1.0f / (1.0f + exp(-x)); }
-#endif
 KERNEL void ${KERNEL_NAME}(GLOBAL const float* RESTRICT x, GLOBAL const float* RESTRICT w,
                            GLOBAL const float* RESTRICT rw, GLOBAL const float* RESTRICT bias,
                            GLOBAL const float* RESTRICT h_prev, GLOBAL float* RESTRICT h_out,

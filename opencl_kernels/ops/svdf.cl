@@ -2,18 +2,6 @@
  *   new = Σ_i x[b,i]·wf[f,i]; S = state_in[b,f,:] with S[M-1] = new;
  *   t[b,f] = Σ_m S[m]·wt[f,m] (to scratch); state_out[b,f,:] = S shifted left by one, last slot 0.
  * STAGE 1, work item (unit u, batch b): out[b,u] = act(Σ_r t[b, u·RANK + r] (+ bias[u])). */
-#ifndef GD_HELPERS_RECURRENT_ACT
-#define GD_HELPERS_RECURRENT_ACT
-/* TFLite activation enum of the recurrent ops: 0 none, 1 relu, 3 relu6, 4 tanh, 6 sigmoid */
-DEVICE_FN float gd_recurrent_act(float x, int code) {
-    if (code == 1) return fmax(x, 0.0f);
-    if (code == 3) return fmin(fmax(x, 0.0f), 6.0f);
-    if (code == 4) return tanh(x);
-    if (code == 6) return 1.0f / (1.0f + exp(-x));
-    return x;
-}
-DEVICE_FN float gd_sigmoid(float x) { return 1.0f / (1.0f + exp(-x)); }
-#endif
 #if ${STAGE} == 0
 KERNEL void ${KERNEL_NAME}(GLOBAL const float* RESTRICT x, GLOBAL const float* RESTRICT wf,
                            GLOBAL const float* RESTRICT wt, GLOBAL const float* RESTRICT state_in,
