@@ -103,7 +103,7 @@ def child_main() -> None:
     model, shape = _chain_model()
     results.append(_measure("chain_100_ops", model, shape, device, cold_runs=3, warm_runs=10))
     try:
-        from benchmarks.models import mobilenet_v2
+        from gpu_driver.zoo import mobilenet_v2
     except ImportError:
         mobilenet_v2 = None
     if mobilenet_v2 is not None:

@@ -2,7 +2,7 @@
 GFLOP/s of CONV_2D layers vs the machine's measured BLAS peak."""
 import pytest
 
-from .models import conv_layer, mobilenet_v1, mobilenet_v2
+from gpu_driver.zoo import conv_layer, mobilenet_v1, mobilenet_v2
 
 MODELS = {"mobilenet_v1": mobilenet_v1, "mobilenet_v2": mobilenet_v2}
 

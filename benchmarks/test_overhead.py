@@ -8,7 +8,7 @@ import pytest
 import gpu_driver as gd
 from gpu_driver.hal.model import DataLocation, Request, RequestArgument
 
-from .models import add_model
+from gpu_driver.zoo import add_model
 
 
 def _request(shape):

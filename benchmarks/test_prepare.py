@@ -4,7 +4,7 @@ PoCL caches compiled kernels on disk (POCL_CACHE_DIR): the first round is a cold
 may hit PoCL's cache; the min and max are both reported."""
 import pytest
 
-from .models import add_model, mobilenet_v1, mobilenet_v2
+from gpu_driver.zoo import add_model, mobilenet_v1, mobilenet_v2
 
 MODELS = {"add": add_model, "mobilenet_v1": mobilenet_v1, "mobilenet_v2": mobilenet_v2}
 

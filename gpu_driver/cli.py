@@ -34,11 +34,7 @@ def _time_model(prepared, x, repeats: int) -> float:
 
 def _bench(args) -> int:
     import gpu_driver as gd
-    try:
-        from benchmarks import models
-    except ImportError:
-        sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parents[1]))
-        from benchmarks import models
+    from gpu_driver import zoo as models
 
     device = gd.get_device(args.device) if args.device else gd.get_device()
     reference = gd.get_device("reference")

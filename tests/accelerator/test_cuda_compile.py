@@ -46,7 +46,7 @@ KERNEL void probe(GLOBAL const int* RESTRICT a, GLOBAL const half* h, GLOBAL int
 def _sample_models():
     models = {"chain": chain_model(4, shape=(1, 8, 8, 4))}
     try:
-        from benchmarks.models import mobilenet_v1, mobilenet_v2
+        from gpu_driver.zoo import mobilenet_v1, mobilenet_v2
         models["mobilenet_v1"] = mobilenet_v1(0.25, 32).model
         models["mobilenet_v2"] = mobilenet_v2(0.25, 32).model
     except ImportError:
@@ -87,7 +87,7 @@ def test_cuda_chain_matches_reference():
 def test_cuda_mobilenet_matches_reference():
     from .helpers import reference_outputs
     dev = _cuda_device()
-    from benchmarks.models import mobilenet_v2
+    from gpu_driver.zoo import mobilenet_v2
     bm = mobilenet_v2(0.25, 32)
     pm = dev.prepare_model(bm.model)
     x = bm.random_input()

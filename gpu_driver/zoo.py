@@ -1,5 +1,6 @@
-"""Benchmark models built with gpu_driver.ModelBuilder: MobileNet v1 and v2 (float32, seeded random
-weights), plus the tiny models of the overhead benchmark.  Used by benchmarks/ and `gpu-driver bench`.
+"""A small model zoo built with gpu_driver.ModelBuilder: MobileNet v1 and v2 (float32, seeded random
+weights), a single convolution layer, and the tiny models of the overhead benchmark.  Used by
+`gpu-driver bench`, benchmarks/ and tests, and by library users who want a real workload.
 
 ``width`` (channel multiplier) and ``resolution`` are parameters so tests can build small variants;
 the benchmarks use 1.0 / 224.
@@ -10,7 +11,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from gpu_driver import ModelBuilder, OperandType as T, OperationType as O
+from .builder import ModelBuilder
+from .hal.types import OperandType as T, OperationType as O
 
 SAME, VALID = 1, 2
 NONE, RELU6 = 0, 3
