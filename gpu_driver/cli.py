@@ -1,4 +1,5 @@
-"""``gpu-driver``: list devices (``info``) and benchmark them against the reference device (``bench``)."""
+"""``gpu-driver``: list devices (``info``), benchmark them against the reference device (``bench``), and
+measure the capability figures they report (``calibrate``)."""
 from __future__ import annotations
 
 import argparse
@@ -10,14 +11,39 @@ def _info(args) -> int:
     import gpu_driver as gd
 
     for d in gd.get_devices():
-        caps = d.get_capabilities()
-        perf = caps.relaxed_float32_to_float16_performance_tensor
         print(f"{d.name}")
         print(f"  type:         {d.get_type().name}")
         print(f"  rank:         {d.rank}")
         print(f"  version:      {d.get_version_string()}")
-        print(f"  capabilities: exec_time {perf.exec_time:.4g}, power_usage {perf.power_usage:.4g} "
-              f"(relative to the reference device; lower is better)")
+        print(f"  cache files:  {d.get_number_of_cache_files_needed()} (model, data)")
+        _print_capabilities(d.get_capabilities())
+    return 0
+
+
+def _print_capabilities(caps) -> None:
+    from gpu_driver.hal.types import FLT_MAX
+
+    rows = [(p.type.name, p.info) for p in caps.operand_performance if p.info.exec_time < FLT_MAX]
+    print("  capabilities (execTime / powerUsage relative to the reference device; lower is better):")
+    for name, info in rows:
+        print(f"    {name:28s} {info.exec_time:8.4g} {info.power_usage:8.4g}")
+    relaxed = caps.relaxed_float32_to_float16_performance_tensor
+    if relaxed.exec_time < FLT_MAX:
+        print(f"    {'relaxed fp32→fp16 (tensor)':28s} {relaxed.exec_time:8.4g} {relaxed.power_usage:8.4g}")
+    print(f"    other operand types: not supported (FLT_MAX)")
+
+
+def _calibrate(args) -> int:
+    import gpu_driver as gd
+    from gpu_driver import calibration
+
+    devices = gd.get_devices() if args.device is None else [gd.get_device(args.device)]
+    for d in devices:
+        if d.name == "reference":
+            continue  # the unit of every ratio
+        calibration.calibrate(d, force=True)
+        print(f"{d.name}: re-measured and stored in {calibration.state_dir_for(d) / calibration.CALIBRATION_FILE}")
+        _print_capabilities(calibration.capabilities(calibration.load(d) or {}))
     return 0
 
 
@@ -67,10 +93,12 @@ def main(argv=None) -> int:
     bench = sub.add_parser("bench", help="MobileNet v1/v2 latency on a device vs the reference device")
     bench.add_argument("--device", help="device name (default: the best device)")
     bench.add_argument("--quick", action="store_true", help="small models (0.25 width, 96×96), few repeats")
+    calibrate = sub.add_parser("calibrate", help="re-measure the capability figures of accelerator devices")
+    calibrate.add_argument("--device", help="one device name (default: every accelerator device)")
     args = parser.parse_args(argv)
     from gpu_driver.errors import DriverError
     try:
-        return {"info": _info, "bench": _bench}[args.command](args)
+        return {"info": _info, "bench": _bench, "calibrate": _calibrate}[args.command](args)
     except DriverError as exc:
         print(f"gpu-driver: error: {exc}", file=sys.stderr)
         return 2

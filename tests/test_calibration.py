@@ -1,0 +1,54 @@
+"""Capability calibration: the HAL table built from measured ratios, and its persistence."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+import gpu_driver as gd
+from gpu_driver import calibration
+from gpu_driver.hal import FLT_MAX, OperandType as T
+
+
+def test_capabilities_table_from_ratios():
+    caps = calibration.capabilities({"TENSOR_FLOAT32": 0.5, "TENSOR_QUANT8_ASYMM": 0.25})
+    types = [p.type for p in caps.operand_performance]
+    assert types == sorted(types) and len(types) == len(set(types))           # sorted, unique
+    assert T.SUBGRAPH not in types and T.OEM not in types                      # interface.md §3.1
+    perf = {p.type: p.info for p in caps.operand_performance}
+    assert (perf[T.TENSOR_FLOAT32].exec_time, perf[T.TENSOR_FLOAT32].power_usage) == (0.5, 0.5)
+    assert perf[T.FLOAT32].exec_time == 0.5                                    # scalar takes the tensor figure
+    assert perf[T.TENSOR_QUANT8_ASYMM].exec_time == 0.25
+    assert perf[T.TENSOR_FLOAT16].exec_time == FLT_MAX                          # not measured: never chosen
+    assert caps.relaxed_float32_to_float16_performance_tensor.exec_time == 0.5
+    assert caps.if_performance.exec_time == FLT_MAX and caps.while_performance.exec_time == FLT_MAX
+    assert all(p.info.exec_time > 0 and p.info.power_usage > 0 for p in caps.operand_performance)
+
+
+def test_store_and_load_round_trip(tmp_path, monkeypatch):
+    monkeypatch.setenv("GPU_DRIVER_STATE_DIR", str(tmp_path))
+    dev = gd.get_device("reference")
+    assert calibration.load(dev) is None
+    calibration.store(dev, {"TENSOR_FLOAT32": 0.75})
+    assert calibration.load(dev) == {"TENSOR_FLOAT32": 0.75}
+    (tmp_path / calibration.CALIBRATION_FILE).write_text("{not json")          # damaged file: re-measure
+    assert calibration.load(dev) is None
+
+
+def test_measure_on_reference_is_close_to_one(tmp_path, monkeypatch):
+    monkeypatch.setenv("GPU_DRIVER_STATE_DIR", str(tmp_path))
+    ratios = calibration.measure(gd.get_device("reference"), repeats=5)
+    assert set(ratios) == {"TENSOR_FLOAT32", "TENSOR_QUANT8_ASYMM", "TENSOR_INT32"}
+    assert all(0.2 < r < 5 for r in ratios.values())   # the same work on the same device: about 1
+
+
+@pytest.mark.opencl
+def test_opencl_figures_persist_across_processes(tmp_path):
+    if not any(d.name.startswith("opencl") for d in gd.get_devices()):
+        pytest.skip("no OpenCL device")
+    code = ("import gpu_driver as gd; c = gd.get_device('opencl').get_capabilities();"
+            "print([(p.type.name, p.info.exec_time) for p in c.operand_performance])")
+    env = {**os.environ, "GPU_DRIVER_STATE_DIR": str(tmp_path)}
+    first = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    second = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    assert first == second and "TENSOR_FLOAT32" in first
