@@ -1,6 +1,7 @@
 """LSH_PROJECTION (15): project items onto bits by signs of FarmHash-based random projections.
 
-CPU-only in practice (it needs FarmHash Fingerprint64, gpu_driver.reference.farmhash).
+Needs a bit-exact FarmHash Fingerprint64: gpu_driver.reference.farmhash on the host, and the same
+algorithm in the shared kernel dialect (opencl_kernels/ops/lsh.cl, which also needs fp64) on devices.
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Every kernel template the HAL 1.0 lowerings emit compiles through NVRTC (sm_80, sm_90) with the CUDA
 prelude, for a representative set of specialisations (float32 and quant8 of every op, every LSTM
-option group, every conv path).  Needs only NVRTC, no GPU."""
+option group, every conv path, LSH_PROJECTION's FarmHash kernel).  Needs only NVRTC, no GPU."""
 import itertools
 from pathlib import Path
 
@@ -76,6 +76,18 @@ def _models():
         if ln:
             args += [n if cifg else t(u), t(u), t(u), t(u)]
         yield single_op(OP.LSTM, args, [Out(F32)] * 4)[0]
+    yield from _lsh_models(rng)
+
+
+def _lsh_models(rng):
+    """LSH_PROJECTION (lsh.cl): both stages, F32/F16 hash, weighted DENSE, every FarmHash length branch."""
+    F16 = OT.TENSOR_FLOAT16
+    for lsh_type, htype, item in ((2, F32, In(F32, (3, 2))), (2, F16, In(Q8A, (2, 13), 1.0, 0)),
+                                  (3, F32, In(I32T, (2, 5))), (1, F32, In(Q8A, (4, 50), 1.0, 0)),
+                                  (3, F16, In(F16, (2, 150)))):
+        weight = In(htype, (item.shape[0],)) if lsh_type == 2 else NoValue(htype)
+        yield single_op(OP.LSH_PROJECTION, [Const(htype, rng.normal(size=(3, 7)).astype(np.float32)), item,
+                                            weight, i32(lsh_type)], [Out(I32T)])[0]
 
 
 def _sources():
@@ -95,7 +107,7 @@ def test_every_template_is_covered():
     on_disk = {p.name for p in (ROOT / "opencl_kernels" / "ops").glob("*.cl")}
     mine = {"binary.cl", "unary.cl", "softmax.cl", "conv2d.cl", "depthwise_conv2d.cl", "pool2d.cl",
             "fully_connected.cl", "concat.cl", "depth_space.cl", "resize_bilinear.cl", "l2norm.cl", "lrn.cl",
-            "lookup.cl", "rnn.cl", "svdf.cl", "lstm.cl"}
+            "lookup.cl", "rnn.cl", "svdf.cl", "lstm.cl", "lsh.cl"}
     assert mine <= on_disk
     assert mine <= templates
 
