@@ -12,13 +12,10 @@ Hooks for colleagues:
 """
 from __future__ import annotations
 
-import json
-import os
-import tempfile
 import threading
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Sequence
 
 import numpy as np
@@ -29,7 +26,7 @@ from .errors import DriverError, failure
 from .graph import Graph, Node, build_graph
 from .hal.model import Model, Operation, Request, Subgraph
 from .hal.types import (OPERAND_TYPE_INFO, Capabilities, DeviceType, ErrorStatus, ExecutionPreference,
-                        OperandPerformance, OperandType, OperationType, OutputShape, PerformanceInfo, Priority)
+                        OperationType, OutputShape, Priority)
 from .hal.validation import validate_model
 from .memory import Memory
 from .prepared_model import ExecutionContext, PreparedModel
@@ -37,77 +34,76 @@ from .prepared_model import ExecutionContext, PreparedModel
 _CONTROL_FLOW = (OperationType.IF, OperationType.WHILE)
 
 
-def state_dir() -> Path:
-    """Per-user state directory: $GPU_DRIVER_STATE_DIR or ~/.cache/gpu_driver."""
-    env = os.environ.get("GPU_DRIVER_STATE_DIR")
-    return Path(env) if env else Path.home() / ".cache" / "gpu_driver"
-
-
 # ---- support --------------------------------------------------------------------------------------------
 
-def _node_supported(graph: Graph, node: Node, dynamic: bool) -> bool:
+def _node_supported(graph: Graph, node: Node) -> bool:
     from .compiler import lowerings  # noqa: F401  (registers every lowering)
     from .compiler.lowering import LOWERINGS, LoweringContext
 
     if node.type in _CONTROL_FLOW:
         return False
     rule = LOWERINGS.get(node.type)
-    if rule is None:
-        return False
-    if node.params is None and not dynamic:
-        return False  # non-constant parameters (or a shape that never becomes known at preparation)
+    if rule is None or node.params is None:
+        return False  # non-constant parameters, or a shape that depends on tensor values
     try:
-        return bool(rule.supports(LoweringContext(graph, node))) if rule.supports else node.params is not None
+        return bool(rule.supports(LoweringContext(graph, node))) if rule.supports else True
     except Exception:
         return False
+
+
+#: sizes tried, in order, for the unknown input dimensions of a dynamic-shape model (see support_graph)
+REPRESENTATIVE_DIMS = (1, 2, 4, 8, 16, 32, 64, 128, 224)
+
+
+def support_graph(model: Model) -> Graph:
+    """The graph support is decided on.
+
+    Shape-static models: the declared graph.  Models whose inputs have unknown dimensions (a 0 entry)
+    are executed through per-signature specialisations (AcceleratorPreparedModel._specialization),
+    so support is decided on a *representative specialisation*: every unknown input dimension set to
+    one size from REPRESENTATIVE_DIMS, the first for which shape inference decodes every operation
+    (else the one that decodes most).  What ``supports`` checks there — types, ranks, constant
+    arguments, quantisation — does not depend on the sizes chosen.  The few size-dependent
+    conditions (e.g. a recurrent op's batch > 0) are re-checked for every concrete signature at its
+    first execution; a signature that fails them fails that execution with GENERAL_FAILURE
+    (pipeline.check_supported).  Inputs of unknown rank cannot be specialised: their consumers stay
+    unsupported.
+    """
+    sg = model.main
+    graph = build_graph(model, sg)
+    declared = [sg.operands[i] for i in sg.input_indexes]
+    dynamic = [OPERAND_TYPE_INFO[o.type].is_tensor and 0 in (o.dimensions or ()) for o in declared]
+    if graph.fully_specified or not any(dynamic):
+        return graph
+    if any(OPERAND_TYPE_INFO[o.type].is_tensor and not o.dimensions for o in declared):
+        return graph  # unknown rank
+    best, best_count = graph, sum(n.params is not None for n in graph.nodes)
+    for size in REPRESENTATIVE_DIMS:
+        shapes = [tuple(d or size for d in o.dimensions) if OPERAND_TYPE_INFO[o.type].is_tensor else ()
+                  for o in declared]
+        try:
+            g = build_graph(model, sg, shapes)
+        except DriverError:
+            continue  # e.g. a kernel larger than the chosen spatial size
+        if g.fully_specified:
+            return g
+        count = sum(n.params is not None for n in g.nodes)
+        if count > best_count:
+            best, best_count = g, count
+    return best
 
 
 def supported_nodes(model: Model) -> list[bool]:
     """One bool per main-subgraph operation: can the kernels run it exactly (fusion taken into account)?"""
     from .compiler.fusion import fusable_pairs
 
-    graph = build_graph(model, model.main)
-    sg = model.main
-    dynamic = any(OPERAND_TYPE_INFO[sg.operands[i].type].is_tensor
-                  and (not sg.operands[i].dimensions or 0 in sg.operands[i].dimensions) for i in sg.input_indexes)
-    ok = [_node_supported(graph, n, dynamic) for n in graph.nodes]
+    graph = support_graph(model)
+    ok = [_node_supported(graph, n) for n in graph.nodes]
     for producer, relu, fused in fusable_pairs(graph):
         # a fused activation runs inside the producer's kernel: both are supported if that kernel is
-        if not ok[relu.index] or not ok[producer.index]:
-            both = ok[producer.index] and _node_supported(graph, fused, dynamic)
-            if both:
-                ok[relu.index] = True
+        if not ok[relu.index] and ok[producer.index] and _node_supported(graph, fused):
+            ok[relu.index] = True
     return ok
-
-
-# ---- capabilities ---------------------------------------------------------------------------------------
-
-def _capability_workload():
-    """A small fixed model (ADD/MUL chain on 1×64×64×16 float32) and its input."""
-    from .builder import ModelBuilder
-
-    rng = np.random.default_rng(1234)
-    shape = [1, 64, 64, 16]
-    b = ModelBuilder()
-    x = b.add_input(OperandType.TENSOR_FLOAT32, shape)
-    none = b.add_scalar(OperandType.INT32, 0)
-    for layer in range(8):
-        c = b.add_constant(OperandType.TENSOR_FLOAT32, shape, rng.standard_normal(shape).astype(np.float32))
-        y = b.add_operand(OperandType.TENSOR_FLOAT32, shape)
-        b.add_operation(OperationType.ADD if layer % 2 == 0 else OperationType.MUL, [x, c, none], [y])
-        x = y
-    b.set_outputs([x])
-    return b.finish(), rng.standard_normal(shape).astype(np.float32)
-
-
-def _best_time(prepared: PreparedModel, x: np.ndarray, repeats: int = 7) -> float:
-    prepared.execute([x])
-    best = float("inf")
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        prepared.execute([x])
-        best = min(best, time.perf_counter() - t0)
-    return best
 
 
 # ---- the device ----------------------------------------------------------------------------------------
@@ -148,51 +144,15 @@ class AcceleratorDevice(Device):
         return supported_nodes(model)[model.main.operations.index(op)]
 
     def get_capabilities(self) -> Capabilities:
-        """Measured once per device + driver version (a small fixed workload here vs the reference
-        device), cached in the state directory so the figures are stable across restarts."""
+        """HAL ``getCapabilities_1_3``: per operand type, measured time relative to the reference device
+        (gpu_driver.calibration), persisted per device and driver version so the figures are stable
+        across restarts; ``gpu-driver calibrate`` re-measures them."""
+        from . import calibration
+
         with self._lock:
             if self._capabilities is None:
-                ratio = self._measured_ratio()
-                perf = PerformanceInfo(ratio, ratio)
-                types = sorted(t for t in OperandType if t not in (OperandType.SUBGRAPH, OperandType.OEM,
-                                                                    OperandType.TENSOR_OEM_BYTE))
-                self._capabilities = Capabilities(perf, perf, [OperandPerformance(t, perf) for t in types],
-                                                  PerformanceInfo(), PerformanceInfo())
+                self._capabilities = calibration.capabilities(calibration.calibrate(self))
             return self._capabilities
-
-    def _measured_ratio(self) -> float:
-        key = f"{self.name}|{self.get_version_string()}"
-        path = state_dir() / "capabilities.json"
-        try:
-            cached = json.loads(path.read_text())
-        except (OSError, ValueError):
-            cached = {}
-        if isinstance(cached.get(key), (int, float)) and cached[key] > 0:
-            return float(cached[key])
-        try:
-            from .reference.device import ReferenceDevice
-
-            model, x = _capability_workload()
-            mine = _best_time(self.prepare_model(model), x)
-            ref = _best_time(ReferenceDevice().prepare_model(model), x)
-            ratio = max(mine / ref, 1e-3)
-        except Exception:
-            ratio = 1.0  # unmeasurable: claim parity rather than 0
-        ratio = float(f"{ratio:.4g}")
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            try:
-                cached = json.loads(path.read_text())
-            except (OSError, ValueError):
-                cached = {}
-            cached[key] = ratio
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".capabilities.")
-            with os.fdopen(fd, "w") as f:
-                json.dump(cached, f, indent=1, sort_keys=True)
-            os.replace(tmp, path)
-        except OSError:
-            pass
-        return ratio
 
     # ---- preparation -----------------------------------------------------------------------------
     def _prepare(self, model: Model, preference: ExecutionPreference, priority: Priority, deadline_ns,
@@ -216,13 +176,28 @@ class Specialization:
 
 
 class AcceleratorPreparedModel(PreparedModel):
+    """A model prepared on an accelerator backend.
+
+    Shape-static models are compiled here, once.  A model with unknown input dimensions is compiled
+    per input-shape signature at the first execution that uses it (a *specialisation*: the whole
+    launch list specialised for those shapes); specialisations are cached, at most
+    MAX_SPECIALIZATIONS of them (least recently used evicted first).  Output shapes are those of the
+    specialisation that ran.  A signature for which some operation is unsupported (a size-dependent
+    condition of its lowering, see support_graph) fails its executions with GENERAL_FAILURE.
+    """
+
+    MAX_SPECIALIZATIONS = 16
+
     def __init__(self, device: AcceleratorDevice, model: Model, compiled=None):
         super().__init__(device, model)
         from .compiler.pipeline import compile_model, instantiate
 
         self.backend = device.backend
-        self._specs: dict[tuple, Specialization] = {}
+        # input-shape signature -> Specialization, least recently used first (bounded: MAX_SPECIALIZATIONS
+        # besides the shape-static one, which is never evicted)
+        self._specs: OrderedDict[tuple, Specialization] = OrderedDict()
         self._spec_lock = threading.Lock()
+        self._compile_lock = threading.Lock()
         self._static: Specialization | None = None
         t0 = time.perf_counter()
         try:
@@ -280,25 +255,33 @@ class AcceleratorPreparedModel(PreparedModel):
     # ---- execution -------------------------------------------------------------------------------
     def _specialization(self, shapes: list) -> Specialization:
         sig = self._signature_of(shapes)
-        spec = self._specs.get(sig)
-        if spec is not None:
-            return spec
-        from .compiler.pipeline import compile_model, instantiate
-
         with self._spec_lock:
             spec = self._specs.get(sig)
+            if spec is not None:
+                self._specs.move_to_end(sig)
+                return spec
+        from .compiler.pipeline import compile_model, instantiate
+
+        with self._compile_lock:  # one compilation at a time; executions of cached signatures go on
+            with self._spec_lock:
+                spec = self._specs.get(sig)
             if spec is None:
                 if any(s is None for s in sig):
                     raise failure("omitted model inputs are not supported by the accelerator backends")
                 try:
-                    compiled = compile_model(self.model, self.backend, [list(s) for s in sig])
+                    compiled = compile_model(self.model, self.backend, [list(s) for s in sig], check_support=True)
                     spec = Specialization(compiled, instantiate(self.backend, compiled.binary, compiled.plan,
                                                                 compiled.constants))
-                except DriverError:
-                    raise
+                except DriverError as exc:
+                    raise DriverError(exc.status, f"input shapes {[list(s) for s in sig]}: {exc.message}") from exc
                 except Exception as exc:
                     raise failure(f"specialisation for input shapes {sig} failed: {exc}") from exc
+            with self._spec_lock:
                 self._specs[sig] = spec
+                self._specs.move_to_end(sig)
+                dynamic = [k for k, v in self._specs.items() if v is not self._static]
+                for k in dynamic[:max(0, len(dynamic) - self.MAX_SPECIALIZATIONS)]:
+                    del self._specs[k]
         return spec
 
     def _execute(self, request: Request, ctx: ExecutionContext) -> tuple[list[OutputShape], int | None]:
@@ -313,6 +296,7 @@ class AcceleratorPreparedModel(PreparedModel):
                 self.bind_input(i, arg, request.pools[arg.location.pool_index], exe.views[plan["inputs"][i]["key"]],
                                 plan["inputs"][i]["nbytes"])
             device_ns = exe.run(timed=ctx.measure)
+            exe.check_status()  # bad data seen by a kernel: GENERAL_FAILURE, no output delivered
             for i, arg in enumerate(request.outputs):
                 self.bind_output(i, arg, request.pools[arg.location.pool_index], exe.output_buffers[i],
                                  plan["outputs"][i]["nbytes"], plan["outputs"][i]["shape"])

@@ -1,10 +1,4 @@
 """Capability calibration: the HAL table built from measured ratios, and its persistence."""
-import os
-import subprocess
-import sys
-
-import pytest
-
 import gpu_driver as gd
 from gpu_driver import calibration
 from gpu_driver.hal import FLT_MAX, OperandType as T
@@ -40,15 +34,3 @@ def test_measure_on_reference_is_close_to_one(tmp_path, monkeypatch):
     ratios = calibration.measure(gd.get_device("reference"), repeats=5)
     assert set(ratios) == {"TENSOR_FLOAT32", "TENSOR_QUANT8_ASYMM", "TENSOR_INT32"}
     assert all(0.2 < r < 5 for r in ratios.values())   # the same work on the same device: about 1
-
-
-@pytest.mark.opencl
-def test_opencl_figures_persist_across_processes(tmp_path):
-    if not any(d.name.startswith("opencl") for d in gd.get_devices()):
-        pytest.skip("no OpenCL device")
-    code = ("import gpu_driver as gd; c = gd.get_device('opencl').get_capabilities();"
-            "print([(p.type.name, p.info.exec_time) for p in c.operand_performance])")
-    env = {**os.environ, "GPU_DRIVER_STATE_DIR": str(tmp_path)}
-    first = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
-    second = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
-    assert first == second and "TENSOR_FLOAT32" in first

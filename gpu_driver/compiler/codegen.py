@@ -77,3 +77,51 @@ def generate(kernels: list[KernelInstance], dialect: str) -> str:
         parts.append(f"/* ---- {k.name}: {k.template} (node {k.node}) ---- */")
         parts.append(instance_source(k, k.name))
     return "\n".join(parts) + "\n"
+
+
+# ---- generated kernels -----------------------------------------------------------------------------
+
+_CHAIN_UNARY_C = {"logistic": "v = 1.0f / (1.0f + exp(-v));", "tanh": "v = tanh(v);", "floor": "v = floor(v);"}
+
+
+def elementwise_chain(out_shape, operand_strides, steps) -> dict:
+    """Defines of ``elementwise_chain.cl`` for a fused chain of float32 element-wise operations.
+
+    ``out_shape``: the output as rank 4.  ``operand_strides[k]``: None when input k has the output's
+    shape (read at the flat index), else its 4 element strides per output axis (0 = broadcast).
+    ``steps`` (in order) act on the running value ``v``; an operand reference is "v" or an input
+    index k:  ("load", k) | ("+" or "*", ref, ref) | ("clamp", lo, hi) | ("logistic",) | ("tanh",) |
+    ("floor",).  One C statement per step, so (as in the unfused kernels) every intermediate is
+    rounded to float32 and compilers cannot contract across operations.
+    """
+    def ref(r) -> str:
+        if r == "v":
+            return "v"
+        s = operand_strides[r]
+        if s is None:
+            return f"in{r}[i]"
+        terms = [f"i{axis} * {stride}" for axis, stride in enumerate(s) if stride] or ["0"]
+        return f"in{r}[{' + '.join(terms)}]"
+
+    body = []
+    for step in steps:
+        kind = step[0]
+        if kind == "load":
+            body.append(f"v = {ref(step[1])};")
+        elif kind in ("+", "*"):
+            body.append(f"v = {ref(step[1])} {kind} {ref(step[2])};")
+        elif kind == "clamp":
+            body.append(f"v = fmin(fmax(v, {c_literal(step[1])}), {c_literal(step[2])});")
+        elif kind in _CHAIN_UNARY_C:
+            body.append(_CHAIN_UNARY_C[kind])
+        else:
+            raise failure(f"elementwise chain: unknown step {step!r}")
+    params = [f"GLOBAL const float* RESTRICT in{k}" for k in range(len(operand_strides))]
+    params.append("GLOBAL float* RESTRICT out")
+    d0, d1, d2, d3 = (int(d) for d in out_shape)
+    index = ""
+    if any(s is not None for s in operand_strides):
+        index = (f"int r = i; const int i3 = r % {d3}; r /= {d3}; const int i2 = r % {d2}; r /= {d2}; "
+                 f"const int i1 = r % {d1}; const int i0 = r / {d1}; (void)i0; (void)i1; (void)i2; (void)i3;")
+    return {"COUNT": d0 * d1 * d2 * d3, "PARAMS": ", ".join(params), "INDEX": index,
+            "BODY": "\n    ".join(body)}

@@ -11,6 +11,14 @@ the kernel's parameters are the instance's ``inputs`` then ``outputs``, in order
 its element type (``GLOBAL const T*`` for inputs, ``GLOBAL T*`` for outputs) — nothing else.  Every
 size, stride, quantisation constant and activation bound is a literal substituted into the template
 (``${NAME}`` placeholders, string.Template syntax).  ``${KERNEL_NAME}`` is always provided.
+
+Execution-time errors (the status word): a kernel that can detect bad data (an index out of range…)
+takes ``ctx.status(reason)`` — a TensorId of kind "status" — as its LAST output, a ``GLOBAL int*``
+to one int32 that is zero at the start of every execution.  On bad data the kernel stores the node's
+code (``ctx.status_code``, a ${STATUS_CODE} literal) with a plain store (any non-zero value wins;
+no atomics needed) and should still write defined output values (e.g. zeros).  After the run the
+driver reads the word and fails the execution with GENERAL_FAILURE and the registered reason, so
+the outputs are never reported.  Only models with such kernels pay the 4-byte read.
 """
 from __future__ import annotations
 
@@ -42,7 +50,8 @@ class TensorId:
 
     kind: "operand" (an operand of the subgraph, by index), "const" (a lowering-made constant, e.g.
     repacked weights or a requantisation table, by index into LoweredModel.constants) or "scratch"
-    (a lowering-made temporary, by index into LoweredModel.scratch).
+    (a lowering-made temporary, by index into LoweredModel.scratch) or "status" (the execution's
+    status word, index 0; see the module docstring).
     """
 
     kind: str
@@ -78,6 +87,8 @@ class LoweredModel:
     scratch: list[ScratchTensor] = field(default_factory=list)
     # operand index -> the operand whose storage it aliases (reshape-like ops lower to no kernel)
     aliases: dict[int, int] = field(default_factory=dict)
+    # status code a kernel may store in the status word -> message naming the operation
+    status_messages: dict[int, str] = field(default_factory=dict)
 
 
 def c_literal(value) -> str:

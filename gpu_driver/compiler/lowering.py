@@ -85,6 +85,19 @@ class LoweringContext:
         self.lowered.scratch.append(ScratchTensor(np.dtype(dtype), int(count)))
         return TensorId("scratch", len(self.lowered.scratch) - 1)
 
+    @property
+    def status_code(self) -> int:
+        """The non-zero code this node's kernels store in the status word on bad data."""
+        return self.node.index + 1
+
+    def status(self, reason: str) -> TensorId:
+        """The status word (pass it as the kernel's last output; see compiler/ir.py): a kernel that
+        detects bad data stores :attr:`status_code` there, and the execution then fails with
+        GENERAL_FAILURE and ``reason`` (prefixed with the operation's index and name)."""
+        self.lowered.status_messages[self.status_code] = \
+            f"operation {self.node.index} ({self.node.type.name}): {reason}"
+        return TensorId("status", 0)
+
     def alias(self, output: int = 0, input: int = 0) -> None:
         """The node's output shares the storage of its input (reshape-like ops: no kernel)."""
         self.lowered.aliases[self.node.outputs[output]] = self.node.inputs[input]

@@ -9,8 +9,15 @@ bindings) and the constants (numpy arrays).  :func:`instantiate` turns that trip
 :class:`Executable` on a backend without compiling, so preparation from cache is just ``instantiate``.
 
 Storage keys in the plan: ``o<N>`` operand N (after alias resolution), ``c<N>`` lowering-made
-constant N, ``s<N>`` scratch tensor N.  Regions: "arena" (planned temporaries and scratch, with
-reuse), "const" (packed constants), "input" / "output" (one device buffer each).
+constant N, ``s<N>`` scratch tensor N, ``st`` the status word.  Regions: "arena" (planned temporaries
+and scratch, with reuse), "const" (packed constants), "input" / "output" (one device buffer each),
+"status" (one int32, only when some kernel can fail: see ``LoweringContext.status``).
+
+Status word: a kernel that detects bad data at execution (e.g. an out-of-range EMBEDDING_LOOKUP
+index) stores its non-zero code there; ``plan["status"]["messages"]`` maps each code (as a string)
+to a message naming the operation.  The word is zeroed when instantiated; after each run
+:meth:`Executable.check_status` reads it (one 4-byte download, only for plans that have one),
+re-zeroes it if it was set and raises GENERAL_FAILURE with that message.
 """
 from __future__ import annotations
 
@@ -26,7 +33,7 @@ from ..hal.model import Model
 from ..hal.types import OPERAND_TYPE_INFO
 from . import lowerings  # noqa: F401  (registers every lowering)
 from .codegen import assign_names, generate
-from .fusion import fold_constants, fuse_activations
+from .fusion import ElementwiseChain, fold_constants, fuse_activations, fuse_elementwise_chains
 from .ir import LoweredModel, TensorId
 from .lowering import LOWERINGS, LoweringContext
 from .planner import Interval, pack, plan_arena
@@ -52,19 +59,49 @@ def operand_nbytes(graph: Graph, index: int) -> int:
 
 
 def prepare_graph(model: Model, input_shapes: Sequence[tuple[int, ...]] | None = None,
-                  fuse: bool = True, fold: bool = True) -> Graph:
-    """build_graph + graph rewrites (the graph the kernels are generated from)."""
+                  fuse: bool = True, fold: bool = True, check_support: bool = False,
+                  fuse_chains: bool = True) -> Graph:
+    """build_graph + graph rewrites (the graph the kernels are generated from).
+
+    ``check_support``: raise GENERAL_FAILURE unless every operation's lowering supports it with these
+    shapes (for specialisations of dynamic-shape models, whose support was decided on a
+    representative signature)."""
     graph = build_graph(model, model.main, list(input_shapes) if input_shapes is not None else None)
     if fold:
         fold_constants(graph)
     if fuse:
         fuse_activations(graph)
+    if check_support:
+        check_supported(graph)
+    if fuse and fuse_chains:
+        fuse_elementwise_chains(graph)
     return graph
 
 
+def check_supported(graph: Graph) -> None:
+    """GENERAL_FAILURE naming the first operation whose lowering does not support it as specialised."""
+    for node in graph.nodes:
+        rule = LOWERINGS.get(node.type)
+        ok = rule is not None and node.params is not None
+        if ok and rule.supports is not None:
+            try:
+                ok = bool(rule.supports(LoweringContext(graph, node)))
+            except Exception:
+                ok = False
+        if not ok:
+            shapes = [list(graph.tensors[i].shape or ()) for i in node.inputs]
+            raise failure(f"operation {node.index} ({node.type.name}) is not supported by the accelerator "
+                          f"kernels for input shapes {shapes}")
+
+
 def lower(graph: Graph) -> LoweredModel:
+    from .lowerings.elementwise import lower_elementwise_chain
+
     lowered = LoweredModel()
     for node in graph.nodes:
+        if isinstance(node, ElementwiseChain):
+            lower_elementwise_chain(LoweringContext(graph, node, lowered))
+            continue
         rule = LOWERINGS.get(node.type)
         if rule is None:
             raise failure(f"no lowering for operation {node.index} ({node.type.name})")
@@ -97,6 +134,8 @@ def build_plan(graph: Graph, lowered: LoweredModel, alignment: int = 256) -> tup
             return f"c{t.index}"
         if t.kind == "scratch":
             return f"s{t.index}"
+        if t.kind == "status":
+            return "st"
         raise failure(f"unknown tensor kind {t.kind!r}")
 
     storage: dict[str, dict] = {}
@@ -106,12 +145,14 @@ def build_plan(graph: Graph, lowered: LoweredModel, alignment: int = 256) -> tup
     def region_of(key: str) -> dict:
         if key in storage:
             return storage[key]
-        kind, idx = key[0], int(key[1:])
+        kind, idx = key[0], (int(key[1:]) if key[1:].isdigit() else -1)
         if kind == "c":
             arr = lowered.constants[idx]
             entry = {"region": "const", "nbytes": int(arr.nbytes)}
             constants.append(np.ascontiguousarray(arr))
             const_keys.append(key)
+        elif key == "st":
+            entry = {"region": "status", "nbytes": 4}
         elif kind == "s":
             s = lowered.scratch[idx]
             entry = {"region": "arena", "nbytes": int(s.count * np.dtype(s.dtype).itemsize)}
@@ -172,7 +213,7 @@ def build_plan(graph: Graph, lowered: LoweredModel, alignment: int = 256) -> tup
     for k, off in const_offsets.items():
         storage[k]["offset"] = off
     n_inputs = sum(1 for e in storage.values() if e["region"] == "input")
-    n_outputs = sum(1 for e in storage.values() if e["region"] == "output")
+    n_outputs = sum(1 for e in storage.values() if e["region"] in ("output", "status"))
     plan = {
         "version": PLAN_VERSION,
         "kernel_names": names,
@@ -186,13 +227,16 @@ def build_plan(graph: Graph, lowered: LoweredModel, alignment: int = 256) -> tup
         "outputs": outputs,
         "num_buffers": (1 if mplan.arena_bytes else 0) + (1 if const_bytes else 0) + n_inputs + n_outputs,
         "input_shapes": [i["shape"] for i in inputs],
+        "status": ({"key": "st", "messages": {str(c): m for c, m in sorted(lowered.status_messages.items())}}
+                   if "st" in storage else None),
     }
     return plan, constants
 
 
-def compile_model(model: Model, backend, input_shapes: Sequence[tuple[int, ...]] | None = None) -> CompiledModel:
+def compile_model(model: Model, backend, input_shapes: Sequence[tuple[int, ...]] | None = None,
+                  check_support: bool = False) -> CompiledModel:
     """Everything expensive of preparation, for ``backend`` (its dialect and compiler)."""
-    graph = prepare_graph(model, input_shapes)
+    graph = prepare_graph(model, input_shapes, check_support=check_support)
     lowered = lower(graph)
     plan, constants = build_plan(graph, lowered, max(256, getattr(backend, "alignment", 256)))
     source = generate(lowered.kernels, backend.dialect)
@@ -211,9 +255,21 @@ class Executable:
     buffers: list = field(default_factory=list)      # the allocations (arena, const, inputs, outputs)
     input_buffers: list = field(default_factory=list)   # per model input: DeviceBuffer or None
     output_buffers: list = field(default_factory=list)  # per model output: DeviceBuffer to read from
+    status_buffer: Any = None                          # the status word (plans whose kernels can fail)
 
     def run(self, timed: bool = False) -> int | None:
         return self.backend.launch_all(self.launches, timed)
+
+    def check_status(self) -> None:
+        """After :meth:`run`: GENERAL_FAILURE (naming the operation) if a kernel reported bad data."""
+        if self.status_buffer is None:
+            return
+        word = self.backend.download(self.status_buffer, np.zeros(1, dtype=np.int32))
+        code = int(word[0])
+        if code:
+            self.backend.upload(self.status_buffer, np.zeros(1, dtype=np.int32))
+            message = self.plan["status"]["messages"].get(str(code), f"kernel status code {code}")
+            raise failure(f"execution failed: {message}")
 
 
 def instantiate(backend, binary: bytes, plan: dict, constants: Sequence[np.ndarray]) -> Executable:
@@ -244,6 +300,9 @@ def instantiate(backend, binary: bytes, plan: dict, constants: Sequence[np.ndarr
             exe.views[key] = buf
     exe.input_buffers = [exe.views[i["key"]] if i["direct"] else None for i in plan["inputs"]]
     exe.output_buffers = [exe.views[o["key"]] for o in plan["outputs"]]
+    if plan.get("status"):
+        exe.status_buffer = exe.views[plan["status"]["key"]]
+        backend.upload(exe.status_buffer, np.zeros(1, dtype=np.int32))
     if plan["kernels"]:
         program = backend.load(binary, plan["kernel_names"])
         exe.program = program

@@ -1,8 +1,12 @@
 /* CONV_2D, NHWC, direct convolution with a register tile of PX output pixels x CB output channels.
  * Work item (GLOBAL_ID 0, 1, 2) = (channel block, pixel block, n*OH + oy); with GEMM = 1 (1x1 filter,
  * stride 1, no padding) the pixel block runs over the flattened N*OH*OW pixels (dimension 2 is 1).
- * w: repacked at lowering to [KH][KW][CI][COP] (COP = output channels rounded up to CB, zero padded),
- *    ACC_T = float, or int holding (q_w - zp_w).   bias: [COP] ACC_T.
+ * w: repacked at lowering to [COB][KH][KW][CI][CB] (output channels rounded up to COB*CB, zero
+ *    padded), so each work item streams its own weights at unit stride; ACC_T = float, or int holding
+ *    (q_w - zp_w).   bias: [COB*CB] ACC_T.
+ * The tile loops are fully unrolled (#pragma unroll, literal trip counts): PoCL keeps the PX x CB
+ * accumulators in registers and the CB-wide weight row becomes one vector (SLP); only the reduction
+ * loops remain (with UNROLL_TAPS, few input channels, the filter taps are unrolled too).  Out-of-image taps are masked (clamped address, value selected to 0), not branched.
  * QUANT: qp = [COP multipliers, COP shifts]; out = clamp(ZO + MBQM(acc, m, s), ACT_MIN, ACT_MAX). */
 KERNEL void ${KERNEL_NAME}(GLOBAL const ${T}* RESTRICT in, GLOBAL const ${ACC_T}* RESTRICT w,
                            GLOBAL const ${ACC_T}* RESTRICT bias,
@@ -15,19 +19,29 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const ${T}* RESTRICT in, GLOBAL const ${ACC_T}
     const int row = GLOBAL_ID(2);
     if (cb >= ${COB} || pb >= ${PBLOCKS} || row >= ${ROWS}) return;
     const int co0 = cb * ${CB};
+    GLOBAL const ${ACC_T}* RESTRICT wb = w + cb * (${KH} * ${KW} * ${CI} * ${CB});
     ${ACC_T} acc[${PX}][${CB}];
+#pragma unroll
     for (int j = 0; j < ${CB}; ++j) {
         const ${ACC_T} b0 = bias[co0 + j];
+#pragma unroll
         for (int p = 0; p < ${PX}; ++p) acc[p][j] = b0;
     }
 #if ${GEMM}
-    int off[${PX}];
-    for (int p = 0; p < ${PX}; ++p) off[p] = min(pb * ${PX} + p, ${NPIX} - 1) * ${CI};
+    GLOBAL const ${T}* RESTRICT xp[${PX}];
+#pragma unroll
+    for (int p = 0; p < ${PX}; ++p) {
+        const int pix = pb * ${PX} + p;
+        xp[p] = in + (pix < ${NPIX} ? pix : ${NPIX} - 1) * ${CI};
+    }
     for (int ci = 0; ci < ${CI}; ++ci) {
         ${ACC_T} wv[${CB}];
-        for (int j = 0; j < ${CB}; ++j) wv[j] = w[ci * ${COP} + co0 + j];
+#pragma unroll
+        for (int j = 0; j < ${CB}; ++j) wv[j] = wb[ci * ${CB} + j];
+#pragma unroll
         for (int p = 0; p < ${PX}; ++p) {
-            const ${ACC_T} x = (${ACC_T})in[off[p] + ci] - (${ACC_T})${ZX};
+            const ${ACC_T} x = (${ACC_T})xp[p][ci] - (${ACC_T})${ZX};
+#pragma unroll
             for (int j = 0; j < ${CB}; ++j) acc[p][j] += x * wv[j];
         }
     }
@@ -35,49 +49,74 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const ${T}* RESTRICT in, GLOBAL const ${ACC_T}
     const int n = row / ${OH};
     const int oy = row % ${OH};
     const int ox0 = pb * ${PX};
+#if ${UNROLL_TAPS}
+#pragma unroll
+#endif
     for (int ky = 0; ky < ${KH}; ++ky) {
         const int iy = oy * ${SH} - ${PT} + ky * ${DH};
-        if (iy < 0 || iy >= ${H}) continue;
+        const int oky = iy >= 0 && iy < ${H};
+#if ${UNROLL_TAPS}
+#pragma unroll
+#endif
         for (int kx = 0; kx < ${KW}; ++kx) {
             int off[${PX}];
             int ok[${PX}];
+#pragma unroll
             for (int p = 0; p < ${PX}; ++p) {
                 const int ix = (ox0 + p) * ${SW} - ${PL} + kx * ${DW};
-                ok[p] = ix >= 0 && ix < ${W};
-                off[p] = ((n * ${H} + iy) * ${W} + (ok[p] ? ix : 0)) * ${CI};
+                ok[p] = oky && ix >= 0 && ix < ${W};
+                off[p] = ok[p] ? ((n * ${H} + iy) * ${W} + ix) * ${CI} : 0;
             }
-            const int wbase = (ky * ${KW} + kx) * ${CI} * ${COP} + co0;
+            GLOBAL const ${ACC_T}* RESTRICT wk = wb + (ky * ${KW} + kx) * (${CI} * ${CB});
+#if ${UNROLL_TAPS}
+#pragma unroll
+#endif
             for (int ci = 0; ci < ${CI}; ++ci) {
                 ${ACC_T} wv[${CB}];
-                for (int j = 0; j < ${CB}; ++j) wv[j] = w[wbase + ci * ${COP} + j];
+#pragma unroll
+                for (int j = 0; j < ${CB}; ++j) wv[j] = wk[ci * ${CB} + j];
+#pragma unroll
                 for (int p = 0; p < ${PX}; ++p) {
-                    const ${ACC_T} x = ok[p] ? (${ACC_T})in[off[p] + ci] - (${ACC_T})${ZX} : (${ACC_T})0;
+                    const ${ACC_T} v = (${ACC_T})in[off[p] + ci] - (${ACC_T})${ZX};
+                    const ${ACC_T} x = ok[p] ? v : (${ACC_T})0;
+#pragma unroll
                     for (int j = 0; j < ${CB}; ++j) acc[p][j] += x * wv[j];
                 }
             }
         }
     }
 #endif
+#pragma unroll
     for (int p = 0; p < ${PX}; ++p) {
 #if ${GEMM}
         const int pix = pb * ${PX} + p;
-        if (pix >= ${NPIX}) break;
+#if !${EXACT}
+        if (pix >= ${NPIX}) break;               /* partial last pixel block */
+#endif
         const int obase = pix * ${CO};
 #else
         const int ox = ox0 + p;
+#if !${EXACT}
         if (ox >= ${OW}) break;
+#endif
         const int obase = ((n * ${OH} + oy) * ${OW} + ox) * ${CO};
 #endif
+#pragma unroll
         for (int j = 0; j < ${CB}; ++j) {
             const int co = co0 + j;
-            if (co >= ${CO}) break;
+#if ${CO} % ${CB}
+            if (co >= ${CO}) break;              /* partial last channel block */
+#endif
 #if ${QUANT}
-            const int q = ${ZO} + MBQM(acc[p][j], qp[co], qp[${COP} + co]);
-            out[obase + co] = (${T})clamp(q, ${ACT_MIN}, ${ACT_MAX});
+            int q = ${ZO} + MBQM(acc[p][j], qp[co], qp[${COP} + co]);
+            q = q < ${ACT_MIN} ? ${ACT_MIN} : q;
+            q = q > ${ACT_MAX} ? ${ACT_MAX} : q;
+            out[obase + co] = (${T})q;
 #else
             float v = acc[p][j];
 #if ${HAS_ACT}
-            v = fmin(fmax(v, ${ACT_FMIN}), ${ACT_FMAX});
+            v = v > ${ACT_FMIN} ? v : ${ACT_FMIN};   /* = fmin(fmax(v, lo), hi), NaN -> lo */
+            v = v < ${ACT_FMAX} ? v : ${ACT_FMAX};
 #endif
             out[obase + co] = v;
 #endif

@@ -1,7 +1,8 @@
 """CONV_2D and DEPTHWISE_CONV_2D (HAL 1.0 + dilation), NHWC, float32 and quant8_asymm.
 
-Filters and biases must be constants: lowering repacks them (conv: [KH][KW][CI][COP], channel-padded
-to the register-tile width; depthwise: [KH][KW][CO]), folds the filter zero point into int32 weights,
+Filters and biases must be constants: lowering repacks them (conv: [COB][KH][KW][CI][CB], blocks of CB
+output channels, zero-padded, so a work item's weights are one unit-stride stream; depthwise:
+[KH][KW][CO]), folds the filter zero point into int32 weights,
 and bakes every size/stride/pad and the activation bounds in as literals.  Quantized results are the
 reference's integer arithmetic exactly (int32 accumulation, MBQM with the params' per-channel
 multipliers).  NCHW layout and per-channel (PC8) filters are refused.
@@ -69,28 +70,48 @@ def lower_conv2d(ctx: LoweringContext) -> None:
     if p.batch == 0:
         return
     co = p.out_c
-    cb = 8 if co >= 32 else 4 if co >= 4 else co
-    cob = ceil_div(co, cb)
-    cop = cob * cb
-    w = _weights(ctx, p)                                 # [CO, KH, KW, CI]
-    packed = np.zeros((p.kernel_h, p.kernel_w, p.in_c, cop), dtype=w.dtype)
-    packed[..., :co] = np.transpose(w, (1, 2, 3, 0))
-    bias = np.zeros(cop, dtype=w.dtype)
-    bias[:co] = _bias(ctx)
     gemm = (p.kernel_h == p.kernel_w == 1 and p.stride_h == p.stride_w == 1 and
             p.pad_top == p.pad_left == p.pad_bottom == p.pad_right == 0)
     npix = p.batch * p.out_h * p.out_w
-    px = 4 if gemm else min(4, p.out_w)
+    quant = ctx.inputs[0].type == Q8A
+    # register tile: PX pixels x CB channels (16 channels = one AVX-512 / two AVX vectors of weights);
+    # int32 quant8 tiles stay at 4 x 8 (larger ones spill: measured slower)
+    most = 8 if quant else 16
+    cb = most if co >= most else 8 if co >= 8 else 4 if co >= 4 else co
+    cob = ceil_div(co, cb)
+    cop = cob * cb
+    w = _weights(ctx, p)                                 # [CO, KH, KW, CI]
+    packed = np.zeros((cop, p.kernel_h, p.kernel_w, p.in_c), dtype=w.dtype)
+    packed[:co] = w
+    packed = packed.reshape(cob, cb, -1).transpose(0, 2, 1)    # [COB][KH*KW*CI][CB]
+    bias = np.zeros(cop, dtype=w.dtype)
+    bias[:co] = _bias(ctx)
+    px = (4 if quant else 8) if gemm else _pixel_tile(p.out_w, 4)
     pblocks = ceil_div(npix if gemm else p.out_w, px)
     d = _common(ctx, p)
     d.update({"CB": cb, "COB": cob, "COP": cop, "PX": px, "PBLOCKS": pblocks, "GEMM": int(gemm),
-              "NPIX": npix})
+              "NPIX": npix, "EXACT": int((npix if gemm else p.out_w) % px == 0),
+              "UNROLL_TAPS": int(p.in_c * p.kernel_h * p.kernel_w <= 32)})
     if gemm:
         d["ROWS"] = 1
     inputs = [ctx.input(0), ctx.constant(packed), ctx.constant(bias)]
     if d["QUANT"]:
         inputs.append(ctx.constant(_quant_table(p, co, cop)))
-    ctx.emit("conv2d.cl", d, inputs, [ctx.output(0)], (cob, pblocks, d["ROWS"]))
+    # explicit small work groups: PoCL's generic work-group function keeps per-work-item context
+    # arrays on the worker's stack, sized by the work-group size (the int tile of quant8 spills
+    # there; a PoCL-picked group of thousands of work items overflowed it).  Measured as fast as
+    # PoCL's pick for float32.
+    local = (min(cob, 16), min(pblocks, 4), 1)
+    ctx.emit("conv2d.cl", d, inputs, [ctx.output(0)], (cob, pblocks, d["ROWS"]), local)
+
+
+def _pixel_tile(width: int, most: int) -> int:
+    """Pixels per work item along x: the largest tile <= ``most`` dividing ``width`` (no partial
+    block), unless that is under half of ``most`` (then ``most``, with a bounds-checked last block)."""
+    for t in range(min(most, width), 0, -1):
+        if width % t == 0 and (2 * t >= most or t == width):
+            return t
+    return min(most, width)
 
 
 def _dw_supports(ctx: LoweringContext) -> bool:
@@ -103,11 +124,15 @@ def lower_depthwise(ctx: LoweringContext) -> None:
     if p.batch == 0:
         return
     w = _weights(ctx, p)[0]                             # [KH, KW, CO]
-    px = min(4, p.out_w)
+    px = _pixel_tile(p.out_w, 4)
     pblocks = ceil_div(p.out_w, px)
     d = _common(ctx, p)
-    d.update({"M": p.depth_multiplier, "PX": px, "PBLOCKS": pblocks})
+    d.update({"M": p.depth_multiplier, "PX": px, "PBLOCKS": pblocks, "EXACT": int(p.out_w % px == 0)})
     inputs = [ctx.input(0), ctx.constant(np.ascontiguousarray(w)), ctx.constant(_bias(ctx))]
     if d["QUANT"]:
         inputs.append(ctx.constant(_quant_table(p, p.out_c, p.out_c)))
-    ctx.emit("depthwise_conv2d.cl", d, inputs, [ctx.output(0)], (p.out_c, pblocks, d["ROWS"]))
+    # work groups of up to 64 consecutive channels (one row of one pixel block): PoCL's generic
+    # work-group function vectorises its work-item loop across them; measured ~1.5x over PoCL's pick
+    lane = next((c for c in range(64, 7, -8) if p.out_c % c == 0), None)
+    ls = (lane, 1, 1) if lane else None
+    ctx.emit("depthwise_conv2d.cl", d, inputs, [ctx.output(0)], (p.out_c, pblocks, d["ROWS"]), ls)

@@ -1,4 +1,5 @@
 """ADD and MUL (HAL 1.0): one broadcasting kernel, float32 and quant8_asymm (operands.md §8.5).
+Fused float32 element-wise chains (compiler.fusion.ElementwiseChain): one generated kernel.
 
 The quantized path is the reference's integer arithmetic bit for bit (same multipliers, computed with
 gpu_driver.quant from the same operand scales).
@@ -7,6 +8,8 @@ from __future__ import annotations
 
 from ... import quant
 from ...hal.types import OperationType
+from ..codegen import elementwise_chain
+from ..ir import TensorId
 from ..lowering import LoweringContext, lowering
 from ._util import F32, Q8A, ctype, float_act, known, launch_1d, numel, pad_dims, params_ok, \
     row_strides, scalars_constant
@@ -72,3 +75,40 @@ def lower_binary(ctx: LoweringContext) -> None:
                         "M1": 0, "S1": 0, "M2": 0, "S2": 0, "MO": 0, "SO": 0})
     g, l = launch_1d(count)
     ctx.emit("binary.cl", defines, [ctx.input(0), ctx.input(1)], [ctx.output(0)], g, l)
+
+
+_CHAIN_CLAMP = {OperationType.RELU: 1, OperationType.RELU1: 2, OperationType.RELU6: 3}
+_CHAIN_UNARY = {OperationType.LOGISTIC: "logistic", OperationType.TANH: "tanh", OperationType.FLOOR: "floor"}
+
+
+def lower_elementwise_chain(ctx: LoweringContext) -> None:
+    """An ElementwiseChain node (compiler/fusion.py): its steps as one generated kernel."""
+    chain, graph = ctx.node, ctx.graph
+    out_shape = pad_dims(graph.tensors[chain.outputs[0]].shape)
+    slot = {idx: k for k, idx in enumerate(chain.inputs)}
+    strides = []
+    for idx in chain.inputs:
+        shape = graph.tensors[idx].shape
+        strides.append(None if pad_dims(shape) == out_shape else _bcast_strides(shape, out_shape))
+    steps: list[tuple] = []
+    prev = None  # the operand holding the running value
+
+    def ref(idx):
+        return "v" if idx == prev else slot[idx]
+
+    for node in chain.steps:
+        if node.type in (OperationType.ADD, OperationType.MUL):
+            steps.append(("+" if node.type == OperationType.ADD else "*", ref(node.inputs[0]), ref(node.inputs[1])))
+            code = node.params.activation
+        else:
+            if prev is None:
+                steps.append(("load", slot[node.inputs[0]]))
+            code = _CHAIN_CLAMP.get(node.type, 0)
+            if node.type in _CHAIN_UNARY:
+                steps.append((_CHAIN_UNARY[node.type],))
+        if code:
+            steps.append(("clamp", *quant.activation_range_float(code)))
+        prev = node.outputs[0]
+    d = elementwise_chain(out_shape, strides, steps)
+    g, l = launch_1d(d["COUNT"])
+    ctx.emit("elementwise_chain.cl", d, [TensorId("operand", i) for i in chain.inputs], [ctx.output(0)], g, l)

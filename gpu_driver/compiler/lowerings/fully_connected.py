@@ -1,6 +1,6 @@
 """FULLY_CONNECTED (HAL 1.0), float32 and quant8_asymm; weights and bias must be constants.
 
-Weights are repacked to [I][U] (zero point folded in for quant8); quantized results equal the
+Weights are repacked to [U/UB][I][UB] blocks of UB units (zero point folded in for quant8); quantized results equal the
 reference's integer arithmetic exactly.
 """
 from __future__ import annotations
@@ -33,19 +33,27 @@ def lower_fully_connected(ctx: LoweringContext) -> None:
         return
     x, out = ctx.inputs[0], ctx.outputs[0]
     quant = x.type == Q8A
-    w = ctx.inputs[1].array()
+    w = ctx.inputs[1].array()                           # [U, I]
     if quant:
-        wt = (w.astype(np.int32) - np.int32(p.quant.filter_zero_point)).T
+        wq = w.astype(np.int32) - np.int32(p.quant.filter_zero_point)
         bias = ctx.inputs[2].array().astype(np.int32)
     else:
-        wt = w.astype(np.float32).T
+        wq = w.astype(np.float32)
         bias = ctx.inputs[2].array().astype(np.float32)
+    units, size = p.num_units, p.input_size
+    ub = 16 if units >= 16 else 8 if units >= 8 else 4 if units >= 4 else units
+    ublocks = ceil_div(units, ub)
+    padded = np.zeros((ublocks * ub, size), dtype=wq.dtype)
+    padded[:units] = wq
+    packed = padded.reshape(ublocks, ub, size).transpose(0, 2, 1)     # [UBLOCKS][I][UB]
+    pbias = np.zeros(ublocks * ub, dtype=bias.dtype)
+    pbias[:units] = bias
     bb = min(4, p.batch)
     blocks = ceil_div(p.batch, bb)
-    d = {"T": ctype(x), "ACC_T": "int" if quant else "float", "QUANT": int(quant), "U": p.num_units,
-         "I": p.input_size, "B": p.batch, "BB": bb, "BBLOCKS": blocks,
+    d = {"T": ctype(x), "ACC_T": "int" if quant else "float", "QUANT": int(quant), "U": units,
+         "I": size, "B": p.batch, "BB": bb, "BBLOCKS": blocks, "UB": ub, "UBLOCKS": ublocks,
          "ZX": p.quant.input_zero_point if quant else 0, "ZO": p.quant.output_zero_point if quant else 0,
          "MULT": p.quant.output_multiplier[0] if quant else 0, "SHIFT": p.quant.output_shift[0] if quant else 0}
     d.update(act_defines(p, out))
-    ctx.emit("fully_connected.cl", d, [ctx.input(0), ctx.constant(np.ascontiguousarray(wt)), ctx.constant(bias)],
-             [ctx.output(0)], (p.num_units, blocks))
+    ctx.emit("fully_connected.cl", d, [ctx.input(0), ctx.constant(packed), ctx.constant(pbias)],
+             [ctx.output(0)], (ublocks, blocks))

@@ -151,6 +151,7 @@ def _run_direct(model, inputs):
         host[("const", i)] = c
     for i, s in enumerate(lowered.scratch):
         host[("scratch", i)] = np.zeros(max(s.count, 1), dtype=s.dtype)
+    host[("status", 0)] = np.zeros(1, dtype=np.int32)  # the status word (compiler/ir.py)
 
     def resolve(key):
         if key[0] == "operand":

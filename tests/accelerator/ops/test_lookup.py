@@ -2,7 +2,8 @@
 import numpy as np
 import pytest
 
-from .harness import F32, I32T, OP, Q8A, Const, In, Out, check_op, requires_opencl, single_op, supported
+from .harness import F32, I32T, OP, Q8A, Const, In, Out, check_op, compare, random_data, requires_opencl, \
+    single_op, supported
 
 pytestmark = requires_opencl
 
@@ -14,9 +15,15 @@ def test_embedding_lookup(vtype):
     check_op(OP.EMBEDDING_LOOKUP, [Const(I32T, [2, 0, 4, 2]), In(vtype, (5, 3, 2), *q)], [Out(vtype, *q)], rng)
 
 
-def test_embedding_lookup_runtime_indices_refused():
-    model, _ = single_op(OP.EMBEDDING_LOOKUP, [In(I32T, (3,)), In(F32, (5, 2))], [Out(F32)])
-    assert supported(model) == [False]
+@pytest.mark.parametrize("vtype", [F32, Q8A, I32T])
+def test_embedding_lookup_runtime_indices(vtype):
+    """Runtime lookups: checked by the kernel (status word); in-range executions match the reference."""
+    rng = np.random.default_rng(23)
+    q = (0.5, 3) if vtype == Q8A else ()
+    model, _ = single_op(OP.EMBEDDING_LOOKUP, [In(I32T, (4,)), In(vtype, (5, 3, 2), *q)], [Out(vtype, *q)])
+    assert supported(model) == [True]
+    values = random_data(In(vtype, (5, 3, 2), *q), rng)
+    compare(model, [np.array([4, 0, 0, 2], np.int32), values], what=f"EMBEDDING_LOOKUP {vtype.name}")
 
 
 @pytest.mark.parametrize("vtype", [F32, Q8A, I32T])

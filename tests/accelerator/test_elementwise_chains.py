@@ -1,0 +1,156 @@
+"""Elementwise chain fusion (compiler/fusion.py fuse_elementwise_chains): float32 chains of
+ADD/MUL/RELU*/LOGISTIC/TANH/FLOOR become one generated kernel; branching intermediates, model outputs
+and quant8 chains are not fused across; results match the reference within the CTS float tolerance."""
+import numpy as np
+import pytest
+
+import gpu_driver as gd
+from gpu_driver import OperandType as T, OperationType as O
+from gpu_driver.compiler.fusion import ElementwiseChain
+from gpu_driver.compiler.codegen import generate
+from gpu_driver.compiler.pipeline import lower, prepare_graph
+
+from .helpers import opencl_device, reference_outputs
+from .ops.harness import F32_ATOL, F32_RTOL
+
+F32 = T.TENSOR_FLOAT32
+SHAPE = (2, 5, 3, 4)
+
+
+def _six_op_chain(rng, out_is_intermediate=False):
+    """6 ops: x → ADD(const, same shape) → RELU6 → MUL(const [4] broadcast, fused RELU1) → TANH →
+    ADD(input y [1,5,1,4] broadcast) → LOGISTIC; ``out_is_intermediate``: the MUL output is a model
+    output too."""
+    b = gd.ModelBuilder()
+    x = b.add_input(F32, SHAPE)
+    y = b.add_input(F32, [1, 5, 1, 4])
+    none = b.add_scalar(T.INT32, 0)
+    relu1 = b.add_scalar(T.INT32, 2)
+
+    def op(kind, ins):
+        out = b.add_operand(F32, SHAPE)
+        b.add_operation(kind, ins, [out])
+        return out
+
+    c = b.add_constant(F32, SHAPE, rng.uniform(-4, 4, SHAPE).astype(np.float32))
+    v = op(O.ADD, [x, c, none])
+    v = op(O.RELU6, [v])
+    v = op(O.MUL, [b.add_constant(F32, [4], rng.uniform(-2, 2, 4).astype(np.float32)), v, relu1])
+    mid = v
+    v = op(O.TANH, [v])
+    v = op(O.ADD, [v, y, none])
+    v = op(O.LOGISTIC, [v])
+    outs = [mid, v] if out_is_intermediate else [v]
+    b.set_outputs(outs)
+    return b.finish()
+
+
+def _inputs(rng):
+    return [rng.uniform(-6, 6, SHAPE).astype(np.float32), rng.uniform(-2, 2, (1, 5, 1, 4)).astype(np.float32)]
+
+
+def _check(model, inputs):
+    pm = opencl_device().prepare_model(model)
+    for a, e in zip(pm.execute(inputs), reference_outputs(model, inputs)):
+        np.testing.assert_allclose(a, e, atol=F32_ATOL, rtol=F32_RTOL)
+    return pm
+
+
+def test_six_op_chain_is_one_kernel():
+    rng = np.random.default_rng(11)
+    model = _six_op_chain(rng)
+    pm = _check(model, _inputs(rng))
+    assert pm.memory_plan["kernels"] == 1
+    assert pm.memory_plan["peak_bytes"] == 0  # no intermediate is stored
+    (node,) = prepare_graph(model).nodes
+    assert isinstance(node, ElementwiseChain)  # RELU6 was fused into the first ADD as its activation
+    assert [s.type for s in node.steps] == [O.ADD, O.MUL, O.TANH, O.ADD, O.LOGISTIC]
+    src = generate(lower(prepare_graph(model)).kernels, "opencl")
+    assert src.count("KERNEL void gd") == 1 and "v = tanh(v);" in src
+
+
+def test_floor_and_relu_chain_with_broadcast_head():
+    """Head ADD broadcasts both operands; FLOOR/RELU/RELU1 follow (plain-text values checked too)."""
+    b = gd.ModelBuilder()
+    x = b.add_input(F32, [3, 1])
+    y = b.add_input(F32, [1, 4])
+    t = b.add_operand(F32, [3, 4])
+    b.add_operation(O.ADD, [x, y, b.add_scalar(T.INT32, 0)], [t])
+    f = b.add_operand(F32, [3, 4])
+    b.add_operation(O.FLOOR, [t], [f])
+    r = b.add_operand(F32, [3, 4])
+    b.add_operation(O.RELU1, [f], [r])
+    o = b.add_operand(F32, [3, 4])
+    b.add_operation(O.RELU, [r], [o])
+    b.set_outputs([o])
+    model = b.finish()
+    xv = np.array([[-1.5], [0.25], [2.0]], np.float32)
+    yv = np.array([[0.0, -0.5, 1.0, -3.0]], np.float32)
+    pm = _check(model, [xv, yv])
+    assert pm.memory_plan["kernels"] == 1
+    expected = np.clip(np.floor(xv + yv), -1, 1).clip(0, None)
+    np.testing.assert_array_equal(pm.execute([xv, yv])[0], expected)
+
+
+def test_branching_intermediate_is_not_fused_across():
+    """t = x + c feeds TANH and MUL: t is stored; TANH → ADD(·, MUL) → LOGISTIC is one chain."""
+    rng = np.random.default_rng(12)
+    b = gd.ModelBuilder()
+    x = b.add_input(F32, SHAPE)
+    none = b.add_scalar(T.INT32, 0)
+
+    def op(kind, ins):
+        out = b.add_operand(F32, SHAPE)
+        b.add_operation(kind, ins, [out])
+        return out
+
+    t = op(O.ADD, [x, b.add_constant(F32, SHAPE, rng.uniform(-1, 1, SHAPE).astype(np.float32)), none])
+    a = op(O.TANH, [t])
+    m = op(O.MUL, [t, b.add_constant(F32, [1], np.array([0.5], np.float32)), none])
+    s = op(O.ADD, [a, m, none])
+    y = op(O.LOGISTIC, [s])
+    b.set_outputs([y])
+    model = b.finish()
+    pm = _check(model, [rng.uniform(-3, 3, SHAPE).astype(np.float32)])
+    assert pm.memory_plan["kernels"] == 3  # ADD (branching output), MUL, [TANH, ADD, LOGISTIC]
+    nodes = prepare_graph(model).nodes
+    chains = [n for n in nodes if isinstance(n, ElementwiseChain)]
+    assert [[s.type for s in c.steps] for c in chains] == [[O.TANH, O.ADD, O.LOGISTIC]]
+    assert not any(t in c.inputs and t not in c.steps[0].inputs for c in chains)
+
+
+def test_model_output_intermediate_is_not_fused_across():
+    rng = np.random.default_rng(13)
+    model = _six_op_chain(rng, out_is_intermediate=True)
+    pm = _check(model, _inputs(rng))
+    assert pm.memory_plan["kernels"] == 2
+
+
+def test_quant8_chain_stays_unfused():
+    b = gd.ModelBuilder()
+    q = T.TENSOR_QUANT8_ASYMM
+    x = b.add_input(q, [2, 3], 0.5, 10)
+    c = b.add_constant(q, [2, 3], np.arange(6, dtype=np.uint8), 0.5, 10)
+    t = b.add_operand(q, [2, 3], 0.5, 10)
+    b.add_operation(O.ADD, [x, c, b.add_scalar(T.INT32, 0)], [t])
+    o = b.add_operand(q, [2, 3], 1.0 / 256, 0)
+    b.add_operation(O.LOGISTIC, [t], [o])
+    b.set_outputs([o])
+    model = b.finish()
+    assert not any(isinstance(n, ElementwiseChain) for n in prepare_graph(model).nodes)
+    xv = np.arange(6, dtype=np.uint8).reshape(2, 3) * 20
+    pm = opencl_device().prepare_model(model)
+    np.testing.assert_array_equal(pm.execute([xv])[0], reference_outputs(model, [xv])[0])
+    assert pm.memory_plan["kernels"] == 2
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_chain_kernel_compiles_with_nvrtc(arch):
+    pytest.importorskip("cupy_backends.cuda.libs.nvrtc")
+    from gpu_driver.backends.cuda import compile_source
+    try:
+        compile_source("extern \"C\" __global__ void k() {}", arch)
+    except Exception:
+        pytest.skip("NVRTC library not loadable")
+    src = generate(lower(prepare_graph(_six_op_chain(np.random.default_rng(1)))).kernels, "cuda")
+    assert compile_source(src, arch)[:4] == b"\x7fELF"
