@@ -289,17 +289,28 @@ class AcceleratorPreparedModel(PreparedModel):
         plan = spec.compiled.plan
         shapes = self.check_outputs(request, plan)
         exe = spec.exe
+        # Copies and launches are only enqueued (in order); the host waits once at the end.  Each host
+        # wait costs a wake-up of the device's workers (for PoCL on an idle VM ~50-100 µs), so one wait
+        # instead of one per copy is most of the per-execution overhead of a small model.
         with spec.lock:
+            staged = []  # host arrays read by enqueued uploads: alive until the wait
             for i, arg in enumerate(request.inputs):
                 if arg.has_no_value:
                     continue
-                self.bind_input(i, arg, request.pools[arg.location.pool_index], exe.views[plan["inputs"][i]["key"]],
-                                plan["inputs"][i]["nbytes"])
-            device_ns = exe.run(timed=ctx.measure)
-            exe.check_status()  # bad data seen by a kernel: GENERAL_FAILURE, no output delivered
+                staged.append(self.bind_input(i, arg, request.pools[arg.location.pool_index],
+                                              exe.views[plan["inputs"][i]["key"]], plan["inputs"][i]["nbytes"],
+                                              blocking=False))
+            marks = exe.enqueue(timed=ctx.measure)
+            word = exe.enqueue_status_read()
+            if word is not None:
+                self.backend.finish()
+                exe.check_status(word)  # bad data seen by a kernel: GENERAL_FAILURE, no output delivered
             for i, arg in enumerate(request.outputs):
                 self.bind_output(i, arg, request.pools[arg.location.pool_index], exe.output_buffers[i],
-                                 plan["outputs"][i]["nbytes"], plan["outputs"][i]["shape"])
+                                 plan["outputs"][i]["nbytes"], plan["outputs"][i]["shape"], blocking=False)
+            self.backend.finish()
+            device_ns = self.backend.elapsed_ns(marks) if ctx.measure else None
+            del staged
         return shapes, device_ns
 
     def check_outputs(self, request: Request, plan: dict) -> list[OutputShape]:
@@ -316,21 +327,28 @@ class AcceleratorPreparedModel(PreparedModel):
         return shapes
 
     # ---- pool binding (overridable: memory domains keep device-resident buffers) -----------------------
-    def bind_input(self, index: int, arg, pool, buffer, nbytes: int) -> None:
-        """Make model input ``index`` available in ``buffer`` (default: copy from the request pool)."""
+    def bind_input(self, index: int, arg, pool, buffer, nbytes: int, blocking: bool = True):
+        """Make model input ``index`` available in ``buffer`` (default: copy from the request pool).
+
+        With ``blocking=False`` the copy may only be enqueued: returns the host array it reads, which
+        the caller keeps alive until the backend's ``finish``."""
         if nbytes == 0:
-            return
+            return None
         if memory_domain.bind_device_input(self, arg, pool, buffer, nbytes):  # device-resident pools
-            return
+            return None
         if isinstance(pool, Memory):
             data = np.frombuffer(pool.view(), dtype=np.uint8, count=nbytes, offset=arg.location.offset)
         else:
             value = np.asarray(self.device.read_buffer_token(pool))
             data = np.ascontiguousarray(value.astype(np.uint8) if value.dtype == np.bool_ else value)
-        self.backend.upload(buffer, data)
+        self.backend.upload(buffer, data, blocking=blocking)
+        return data
 
-    def bind_output(self, index: int, arg, pool, buffer, nbytes: int, shape) -> None:
-        """Deliver model output ``index`` from ``buffer`` (default: copy into the request pool)."""
+    def bind_output(self, index: int, arg, pool, buffer, nbytes: int, shape, blocking: bool = True) -> None:
+        """Deliver model output ``index`` from ``buffer`` (default: copy into the request pool).
+
+        With ``blocking=False`` a copy straight into the pool may only be enqueued (complete after the
+        backend's ``finish``)."""
         if memory_domain.bind_device_output(self, arg, pool, buffer, nbytes, shape):  # device-resident pools
             return
         if isinstance(pool, Memory):
@@ -339,7 +357,7 @@ class AcceleratorPreparedModel(PreparedModel):
             view = pool.view()
             if not view.readonly:
                 out = np.frombuffer(view, dtype=np.uint8, count=nbytes, offset=arg.location.offset)
-                self.backend.download(buffer, out)
+                self.backend.download(buffer, out, blocking=blocking)
             else:
                 out = np.empty(nbytes, dtype=np.uint8)
                 self.backend.download(buffer, out)

@@ -123,12 +123,21 @@ class Backend(abc.ABC):
     def launch(self, launch: Any) -> Any:
         """Enqueue a prepared launch; returns a runtime event or None."""
 
-    def launch_all(self, launches: Sequence[Any], timed: bool = False) -> int | None:
-        """Enqueue every launch in order; with ``timed`` return the device time in ns (after finish)."""
+    def enqueue_all(self, launches: Sequence[Any], timed: bool = False) -> Any:
+        """Enqueue every launch in order without waiting; returns timing marks for :meth:`elapsed_ns`."""
         for launch in launches:
             self.launch(launch)
-        self.finish()
         return None
+
+    def elapsed_ns(self, marks: Any) -> int | None:
+        """Device time between the marks of :meth:`enqueue_all`, once the work has finished (or None)."""
+        return None
+
+    def launch_all(self, launches: Sequence[Any], timed: bool = False) -> int | None:
+        """Enqueue every launch in order and wait; with ``timed`` return the device time in ns."""
+        marks = self.enqueue_all(launches, timed)
+        self.finish()
+        return self.elapsed_ns(marks) if timed else None
 
     @abc.abstractmethod
     def finish(self) -> None:
@@ -144,34 +153,36 @@ class Backend(abc.ABC):
         """A buffer naming ``[offset, offset + nbytes)`` of ``buffer`` (offset aligned to ``alignment``)."""
 
     @abc.abstractmethod
-    def _upload(self, buffer: DeviceBuffer, data: np.ndarray) -> None:
+    def _upload(self, buffer: DeviceBuffer, data: np.ndarray, blocking: bool = True) -> None:
         ...
 
     @abc.abstractmethod
-    def _download(self, buffer: DeviceBuffer, out: np.ndarray) -> None:
+    def _download(self, buffer: DeviceBuffer, out: np.ndarray, blocking: bool = True) -> None:
         ...
 
     @abc.abstractmethod
     def copy(self, src: DeviceBuffer, dst: DeviceBuffer, nbytes: int) -> None:
         """Device-to-device copy (enqueued in order, not counted as a transfer)."""
 
-    def upload(self, buffer: DeviceBuffer, data: np.ndarray) -> None:
-        """Host → device, blocking with respect to ``data`` (counted)."""
+    def upload(self, buffer: DeviceBuffer, data: np.ndarray, blocking: bool = True) -> None:
+        """Host → device (counted).  ``blocking=False`` only enqueues it: ``data`` must then stay alive
+        and unchanged until :meth:`finish` (every wait on the host is a worker wake-up: see finish)."""
         data = np.ascontiguousarray(data)
         if data.nbytes == 0:
             return
         if data.nbytes > buffer.nbytes:
             raise ValueError(f"upload of {data.nbytes} bytes into a {buffer.nbytes}-byte buffer")
-        self._upload(buffer, data)
+        self._upload(buffer, data, blocking)
         self.counters.add_h2d(data.nbytes)
 
-    def download(self, buffer: DeviceBuffer, out: np.ndarray) -> np.ndarray:
-        """Device → host into the contiguous array ``out`` (blocking, counted)."""
+    def download(self, buffer: DeviceBuffer, out: np.ndarray, blocking: bool = True) -> np.ndarray:
+        """Device → host into the contiguous array ``out`` (counted).  ``blocking=False`` only enqueues
+        it: ``out`` holds the data after :meth:`finish`."""
         if out.nbytes == 0:
             return out
         if out.nbytes > buffer.nbytes:
             raise ValueError(f"download of {out.nbytes} bytes from a {buffer.nbytes}-byte buffer")
-        self._download(buffer, out)
+        self._download(buffer, out, blocking)
         self.counters.add_d2h(out.nbytes)
         return out
 

@@ -131,7 +131,7 @@ class CudaBackend(Backend):
     def launch(self, launch: CudaLaunch):
         launch.function(launch.grid, launch.block, launch.args, stream=self.stream)
 
-    def launch_all(self, launches: Sequence[CudaLaunch], timed: bool = False) -> int | None:
+    def enqueue_all(self, launches: Sequence[CudaLaunch], timed: bool = False):
         cupy = self.cupy
         with self._dev:
             start = end = None
@@ -142,10 +142,13 @@ class CudaBackend(Backend):
                 launch.function(launch.grid, launch.block, launch.args, stream=self.stream)
             if timed:
                 end.record(self.stream)
-            self.stream.synchronize()
-            if timed:
-                return int(cupy.cuda.get_elapsed_time(start, end) * 1e6)
-        return None
+        return (start, end) if timed else None
+
+    def elapsed_ns(self, marks) -> int | None:
+        if marks is None:
+            return None
+        start, end = marks
+        return int(self.cupy.cuda.get_elapsed_time(start, end) * 1e6)
 
     def finish(self) -> None:
         self.stream.synchronize()
@@ -167,17 +170,20 @@ class CudaBackend(Backend):
             raise ValueError(f"view [{absolute}, {absolute + nbytes}) outside a {root.nbytes}-byte buffer")
         return DeviceBuffer(root.handle[absolute:absolute + nbytes], nbytes, absolute, root)
 
-    def _upload(self, buffer: DeviceBuffer, data: np.ndarray) -> None:
+    def _upload(self, buffer: DeviceBuffer, data: np.ndarray, blocking: bool = True) -> None:
+        # pageable host memory: cupy's copy is synchronous with respect to the host either way
         with self._dev:
             raw = data.reshape(-1).view(np.uint8)
             buffer.handle[:raw.size].set(raw, stream=self.stream)
-            self.stream.synchronize()
+            if blocking:
+                self.stream.synchronize()
 
-    def _download(self, buffer: DeviceBuffer, out: np.ndarray) -> None:
+    def _download(self, buffer: DeviceBuffer, out: np.ndarray, blocking: bool = True) -> None:
         with self._dev:
             raw = out.reshape(-1).view(np.uint8)
-            buffer.handle[:raw.size].get(stream=self.stream, out=raw)
-            self.stream.synchronize()
+            buffer.handle[:raw.size].get(stream=self.stream, out=raw, blocking=blocking)
+            if blocking:
+                self.stream.synchronize()
 
     def copy(self, src: DeviceBuffer, dst: DeviceBuffer, nbytes: int) -> None:
         if nbytes:

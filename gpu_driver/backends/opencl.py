@@ -55,6 +55,7 @@ class OpenCLBackend(Backend):
         self.cl_device = cl_device
         self._ctx = None
         self._queue = None
+        self._pending: list = []  # events of enqueued non-blocking copies, released by finish()
         self._init_lock = threading.Lock()
         self._built: dict[bytes, object] = {}
         align_bits = int(cl_device.mem_base_addr_align or 1024)
@@ -151,7 +152,7 @@ class OpenCLBackend(Backend):
     def launch(self, launch: OpenCLLaunch):
         return self.cl.enqueue_nd_range_kernel(self.queue, launch.kernel, launch.global_size, launch.local_size)
 
-    def launch_all(self, launches: Sequence[OpenCLLaunch], timed: bool = False) -> int | None:
+    def enqueue_all(self, launches: Sequence[OpenCLLaunch], timed: bool = False):
         enqueue = self.cl.enqueue_nd_range_kernel
         q = self.queue
         first = last = None
@@ -159,9 +160,12 @@ class OpenCLBackend(Backend):
             last = enqueue(q, launch.kernel, launch.global_size, launch.local_size)
             if first is None:
                 first = last
-        q.finish()
-        if not timed or first is None:
+        return (first, last) if first is not None else None
+
+    def elapsed_ns(self, marks) -> int | None:
+        if marks is None:
             return None
+        first, last = marks
         try:
             return int(last.profile.end - first.profile.start)
         except self.cl.Error:
@@ -169,6 +173,7 @@ class OpenCLBackend(Backend):
 
     def finish(self) -> None:
         self.queue.finish()
+        self._pending.clear()  # the non-blocking copies' events (and the host arrays they hold) are done
 
     # ---- allocator -----------------------------------------------------------------------------------
     def alloc(self, nbytes: int) -> DeviceBuffer:
@@ -193,11 +198,15 @@ class OpenCLBackend(Backend):
         sub = root.handle.get_sub_region(absolute, nbytes)
         return DeviceBuffer(sub, nbytes, absolute, root)
 
-    def _upload(self, buffer: DeviceBuffer, data: np.ndarray) -> None:
-        self.cl.enqueue_copy(self.queue, buffer.handle, data, is_blocking=True)
+    def _upload(self, buffer: DeviceBuffer, data: np.ndarray, blocking: bool = True) -> None:
+        event = self.cl.enqueue_copy(self.queue, buffer.handle, data, is_blocking=blocking)
+        if not blocking:
+            self._pending.append(event)  # a dropped NannyEvent would wait for the copy right away
 
-    def _download(self, buffer: DeviceBuffer, out: np.ndarray) -> None:
-        self.cl.enqueue_copy(self.queue, out, buffer.handle, is_blocking=True)
+    def _download(self, buffer: DeviceBuffer, out: np.ndarray, blocking: bool = True) -> None:
+        event = self.cl.enqueue_copy(self.queue, out, buffer.handle, is_blocking=blocking)
+        if not blocking:
+            self._pending.append(event)
 
     def copy(self, src: DeviceBuffer, dst: DeviceBuffer, nbytes: int) -> None:
         if nbytes:

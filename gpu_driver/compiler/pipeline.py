@@ -258,13 +258,26 @@ class Executable:
     status_buffer: Any = None                          # the status word (plans whose kernels can fail)
 
     def run(self, timed: bool = False) -> int | None:
+        """Launch every kernel and wait; the device time in ns with ``timed``."""
         return self.backend.launch_all(self.launches, timed)
 
-    def check_status(self) -> None:
-        """After :meth:`run`: GENERAL_FAILURE (naming the operation) if a kernel reported bad data."""
+    def enqueue(self, timed: bool = False):
+        """Launch every kernel without waiting; timing marks for ``backend.elapsed_ns`` after finish."""
+        return self.backend.enqueue_all(self.launches, timed)
+
+    def enqueue_status_read(self) -> np.ndarray | None:
+        """Enqueue the read of the status word (None when no kernel can fail); valid after finish."""
+        if self.status_buffer is None:
+            return None
+        return self.backend.download(self.status_buffer, np.zeros(1, dtype=np.int32), blocking=False)
+
+    def check_status(self, word: np.ndarray | None = None) -> None:
+        """After the run: GENERAL_FAILURE (naming the operation) if a kernel reported bad data.
+        ``word`` is what :meth:`enqueue_status_read` returned (read now when not given)."""
         if self.status_buffer is None:
             return
-        word = self.backend.download(self.status_buffer, np.zeros(1, dtype=np.int32))
+        if word is None:
+            word = self.backend.download(self.status_buffer, np.zeros(1, dtype=np.int32))
         code = int(word[0])
         if code:
             self.backend.upload(self.status_buffer, np.zeros(1, dtype=np.int32))
