@@ -77,6 +77,7 @@ class PreparedModel(abc.ABC):
         self.device = device
         self.model = model
         self._lock = threading.Lock()
+        self._thread_pools = threading.local()  # execute()'s reusable request pools, per thread
 
     # ---- HAL entry points --------------------------------------------------------------------------
     def execute_synchronously(self, request: Request, measure_timing: MeasureTiming = MeasureTiming.NO,
@@ -124,17 +125,17 @@ class PreparedModel(abc.ABC):
             dims = list(arr.shape) if info.is_tensor else []
             in_args.append(RequestArgument(DataLocation(0, offset, max(arr.nbytes, 0)), dims))
             offset += _align(arr.nbytes)
-        in_pool = SharedMemory(max(offset, 1))
+        in_pool = self._reusable_pool("in", offset)
         for arr, arg in zip(in_arrays, in_args):
             if arr is not None and arr.nbytes:
-                in_pool.write(arg.location.offset, arr.tobytes())
+                in_pool.array(np.uint8, arg.location.offset, arr.nbytes)[:] = arr.reshape(-1).view(np.uint8)
         guesses = [self._output_bytes_guess(i) for i in range(len(main.output_indexes))]
         for _attempt in range(3):
             out_args, offset = [], 0
             for i, size in enumerate(guesses):
                 out_args.append(RequestArgument(DataLocation(1, offset, size), []))
                 offset += _align(size)
-            out_pool = SharedMemory(max(offset, 1))
+            out_pool = self._reusable_pool("out", offset)
             request = Request(in_args, out_args, [in_pool, out_pool])
             try:
                 shapes, timing = self.execute_synchronously(request, measure_timing, deadline, loop_timeout_duration)
@@ -150,11 +151,20 @@ class PreparedModel(abc.ABC):
                 dims = shapes[i].dimensions if shapes else list(operand.dimensions)
                 dtype = OPERAND_TYPE_INFO[operand.type].dtype
                 n = element_count(dims)
-                raw = out_pool.read(arg.location.offset, n * dtype.itemsize)
-                arr = np.frombuffer(raw, dtype=dtype, count=n).reshape(dims).copy()
-                outputs.append(arr)
+                arr = np.frombuffer(out_pool.view(), dtype=np.uint8 if dtype == np.bool_ else dtype, count=n,
+                                    offset=arg.location.offset).reshape(dims)
+                outputs.append(arr.astype(dtype) if dtype == np.bool_ else arr.copy())
             return (outputs, timing) if return_timing else outputs
         raise failure("outputs kept growing across retries")
+
+    def _reusable_pool(self, kind: str, nbytes: int) -> SharedMemory:
+        """A shared-memory pool of at least ``nbytes`` for :meth:`execute`, kept per thread and reused
+        (a fresh memfd per call costs a page fault per page; outputs are copied out before reuse)."""
+        pools = self._thread_pools.__dict__
+        pool = pools.get(kind)
+        if pool is None or pool.size < nbytes:
+            pool = pools[kind] = SharedMemory(max(_align(nbytes, 4096), 4096))
+        return pool
 
     # ---- for subclasses ----------------------------------------------------------------------------
     def _execute(self, request: Request, ctx: ExecutionContext) -> tuple[list[OutputShape], int | None]:
