@@ -21,5 +21,5 @@ from .cache import CompilationCache  # noqa: E402  (user-side compilation cachin
 from . import backends  # noqa: F401  (registers the OpenCL / CUDA device providers, lazily)
 
 __all__ = ["__version__", "ModelBuilder", "Device", "PreparedModel", "DriverError", "ErrorStatus", "Model",
-           "OperandType", "OperationType", "Memory", "SharedMemory", "MmapFd", "HardwareBuffer", "get_device", "get_devices",
-           "register_device_provider"]
+           "OperandType", "OperationType", "Memory", "SharedMemory", "MmapFd", "HardwareBuffer", "CompilationCache",
+           "get_device", "get_devices", "register_device_provider"]

@@ -7,7 +7,7 @@ device.  :func:`compile_source` needs only NVRTC (no GPU), so CI can check that 
 from __future__ import annotations
 
 import threading
-from typing import Any, Sequence
+from typing import Sequence
 
 import numpy as np
 

@@ -11,7 +11,7 @@ import hashlib
 import os
 import threading
 import warnings
-from typing import Any, Sequence
+from typing import Sequence
 
 import numpy as np
 

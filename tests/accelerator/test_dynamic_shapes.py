@@ -6,7 +6,7 @@ import pytest
 
 import gpu_driver as gd
 from gpu_driver import OperandType as T, OperationType as O
-from gpu_driver.accelerator import AcceleratorPreparedModel, support_graph
+from gpu_driver.accelerator import AcceleratorPreparedModel
 from gpu_driver.hal.model import DataLocation, Request, RequestArgument
 from gpu_driver.hal.types import ErrorStatus
 

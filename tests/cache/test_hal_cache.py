@@ -1,7 +1,6 @@
 """prepareModel with cache files → prepareModelFromCache: hit, miss, tamper, swap, token, version, arguments."""
 import os
 
-import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 

@@ -6,13 +6,10 @@ import textwrap
 import threading
 from pathlib import Path
 
-import numpy as np
-import pytest
 
-import gpu_driver as gd
 from gpu_driver.cache.format import source_digest
 
-from .conftest import chain_model, file_bytes, model_input, new_files, token
+from .conftest import chain_model, model_input, new_files, token
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -2,7 +2,6 @@
 import os
 import time
 
-import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 

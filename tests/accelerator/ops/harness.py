@@ -17,8 +17,8 @@ import pytest
 
 import gpu_driver
 from gpu_driver.graph import build_graph
-from gpu_driver.hal.types import OPERAND_TYPE_INFO, OperandLifeTime
-from gpu_driver.compiler.ir import C_TYPES, LoweredModel, c_literal
+from gpu_driver.hal.types import OPERAND_TYPE_INFO
+from gpu_driver.compiler.ir import LoweredModel, c_literal
 from gpu_driver.compiler.lowering import LOWERINGS, LoweringContext
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -215,7 +215,7 @@ requires_opencl = pytest.mark.skipif(not opencl_available(), reason="no OpenCL d
 
 # ---- model construction ----------------------------------------------------------------------------
 
-from dataclasses import dataclass, field as _field  # noqa: E402
+from dataclasses import dataclass  # noqa: E402
 
 from gpu_driver.hal.types import OperandType as OT, OperationType as OP  # noqa: E402,F401
 

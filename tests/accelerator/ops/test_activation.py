@@ -4,7 +4,7 @@ Exact for every quantized op except SOFTMAX (±1); float32 within the CTS tolera
 import numpy as np
 import pytest
 
-from .harness import F32, OP, Q8A, In, Out, Scalar, OT, check_op, f32, i32, requires_opencl
+from .harness import F32, OP, Q8A, In, Out, check_op, f32, i32, requires_opencl
 
 pytestmark = requires_opencl
 

@@ -50,7 +50,7 @@ def test_lstm(cifg, peephole, projection, layer_norm):
         args += [absent if cifg else _t(rng, u), _t(rng, u), _t(rng, u), _t(rng, u)]
     model, ins = single_op(OP.LSTM, args, [Out(F32), Out(F32), Out(F32), Out(F32)])
     assert all(supported(model))
-    from .harness import compare, run_opencl, run_reference, assert_close
+    from .harness import run_opencl, run_reference, assert_close
     data = [rng.uniform(-1, 1, s.shape).astype(np.float32) for s in ins]
     exp = run_reference(model, data)
     act = run_opencl(model, data)
