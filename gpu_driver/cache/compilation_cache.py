@@ -15,20 +15,28 @@ import hashlib
 import os
 from pathlib import Path
 
-from ..errors import DriverError
+from ..errors import DriverError, invalid
 from ..hal.types import ErrorStatus, ExecutionPreference, Priority
+from ..hal.validation import validate_model
 from .format import driver_version
 
 
 class CompilationCache:
     def __init__(self, directory: str | os.PathLike):
-        self.directory = Path(directory).expanduser()
+        try:
+            self.directory = Path(directory).expanduser()
+        except TypeError:
+            raise invalid(f"CompilationCache needs a directory path, got {directory!r}") from None
         #: what the last :meth:`prepare` did: "hit", "miss", "fallback" (the cache failed) or "uncached"
         self.last_outcome: str | None = None
 
     def token(self, device, model, preference=ExecutionPreference.FAST_SINGLE_ANSWER) -> bytes:
+        """The 32-byte cache token of (model content, device and its version, driver version, preference)."""
+        from ..device import FEATURE_LEVEL, check_preference_priority
         from .driver import model_digest
 
+        preference, _ = check_preference_priority(preference, Priority.MEDIUM)
+        validate_model(model, FEATURE_LEVEL)
         h = hashlib.sha256(b"gpu_driver-CompilationCache\0")
         for part in (device.get_name(), device.get_version_string(), driver_version(), str(int(preference))):
             h.update(part.encode() + b"\0")
@@ -47,6 +55,10 @@ class CompilationCache:
         Any cache failure (corrupt files, another driver build, I/O trouble) falls back to a normal
         preparation, which rewrites the files.  Errors of the preparation itself propagate.
         """
+        from ..device import Device
+
+        if not isinstance(device, Device):
+            raise invalid(f"CompilationCache.prepare needs a gpu_driver Device, got {device!r}")
         n_model, n_data = device.get_number_of_cache_files_needed()
         if n_model == 0 and n_data == 0:
             self.last_outcome = "uncached"
