@@ -36,7 +36,7 @@ _CONTROL_FLOW = (OperationType.IF, OperationType.WHILE)
 
 # ---- support --------------------------------------------------------------------------------------------
 
-def _node_supported(graph: Graph, node: Node) -> bool:
+def _node_supported(graph: Graph, node: Node, features: frozenset = frozenset({"fp64"})) -> bool:
     from .compiler import lowerings  # noqa: F401  (registers every lowering)
     from .compiler.lowering import LOWERINGS, LoweringContext
 
@@ -45,6 +45,8 @@ def _node_supported(graph: Graph, node: Node) -> bool:
     rule = LOWERINGS.get(node.type)
     if rule is None or node.params is None:
         return False  # non-constant parameters, or a shape that depends on tensor values
+    if not rule.requires <= features:
+        return False  # the device lacks a feature the kernels need (e.g. fp64)
     try:
         return bool(rule.supports(LoweringContext(graph, node))) if rule.supports else True
     except Exception:
@@ -93,15 +95,16 @@ def support_graph(model: Model) -> Graph:
     return best
 
 
-def supported_nodes(model: Model) -> list[bool]:
-    """One bool per main-subgraph operation: can the kernels run it exactly (fusion taken into account)?"""
+def supported_nodes(model: Model, features: frozenset = frozenset({"fp64"})) -> list[bool]:
+    """One bool per main-subgraph operation: can the kernels run it exactly (fusion taken into account)
+    on a device with ``features`` (Backend.features)?"""
     from .compiler.fusion import fusable_pairs
 
     graph = support_graph(model)
-    ok = [_node_supported(graph, n) for n in graph.nodes]
+    ok = [_node_supported(graph, n, features) for n in graph.nodes]
     for producer, relu, fused in fusable_pairs(graph):
         # a fused activation runs inside the producer's kernel: both are supported if that kernel is
-        if not ok[relu.index] and ok[producer.index] and _node_supported(graph, fused):
+        if not ok[relu.index] and ok[producer.index] and _node_supported(graph, fused, features):
             ok[relu.index] = True
     return ok
 
@@ -133,15 +136,19 @@ class AcceleratorDevice(Device):
         from .device import FEATURE_LEVEL
 
         validate_model(model, FEATURE_LEVEL)
+        return self._support_list(model)
+
+    def _support_list(self, model: Model) -> list[bool]:
+        """Decided for the whole graph at once (fusion and shapes are graph-wide)."""
         try:
-            return supported_nodes(model)
+            return supported_nodes(model, self.backend.features)
         except DriverError:
             return [False] * len(model.main.operations)
 
     def _supports_operation(self, model: Model, subgraph: Subgraph, op: Operation) -> bool:
         if subgraph is not model.main:
             return False
-        return supported_nodes(model)[model.main.operations.index(op)]
+        return self._support_list(model)[model.main.operations.index(op)]
 
     def get_capabilities(self) -> Capabilities:
         """HAL ``getCapabilities_1_3``: per operand type, measured time relative to the reference device

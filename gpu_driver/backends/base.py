@@ -101,6 +101,11 @@ class Backend(abc.ABC):
         """Runtime / driver / platform versions, for the HAL version string and cache keys."""
 
     @property
+    def features(self) -> frozenset:
+        """Optional device features kernels may need: "fp64" (double arithmetic)."""
+        return frozenset()
+
+    @property
     def is_gpu(self) -> bool:
         return self.device_type == DeviceType.GPU
 

@@ -88,6 +88,10 @@ class CudaBackend(Backend):
         return self._name
 
     @property
+    def features(self) -> frozenset:
+        return frozenset({"fp64"})  # every CUDA device since sm_13
+
+    @property
     def device_type(self) -> DeviceType:
         return DeviceType.GPU
 

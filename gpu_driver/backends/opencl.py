@@ -67,6 +67,14 @@ class OpenCLBackend(Backend):
         return self.cl_device.name.strip()
 
     @property
+    def features(self) -> frozenset:
+        try:
+            fp64 = bool(self.cl_device.double_fp_config)
+        except self.cl.Error:
+            fp64 = "cl_khr_fp64" in self.cl_device.extensions
+        return frozenset({"fp64"}) if fp64 else frozenset()
+
+    @property
     def device_type(self) -> DeviceType:
         t = self.cl_device.type
         if t & self.cl.device_type.GPU:

@@ -30,17 +30,20 @@ SupportFn = Callable[["LoweringContext"], bool]
 class LoweringRule:
     lower: LoweringFn
     supports: SupportFn | None = None
+    #: device features the generated kernels need (e.g. "fp64"); see Backend.features
+    requires: frozenset = frozenset()
 
 
 LOWERINGS: dict[OperationType, LoweringRule] = {}
 
 
-def lowering(*op_types: OperationType, supports: SupportFn | None = None):
-    """Register ``fn(ctx)`` as the lowering of ``op_types``; ``supports(ctx) -> bool`` narrows support."""
+def lowering(*op_types: OperationType, supports: SupportFn | None = None, requires: Sequence[str] = ()):
+    """Register ``fn(ctx)`` as the lowering of ``op_types``; ``supports(ctx) -> bool`` narrows support;
+    ``requires`` names device features its kernels need (a device without them reports it unsupported)."""
 
     def register(fn: LoweringFn) -> LoweringFn:
         for t in op_types:
-            LOWERINGS[t] = LoweringRule(fn, supports)
+            LOWERINGS[t] = LoweringRule(fn, supports, frozenset(requires))
         return fn
 
     return register

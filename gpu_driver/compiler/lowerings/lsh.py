@@ -60,7 +60,7 @@ def _supports(ctx: LoweringContext) -> bool:
     return True
 
 
-@lowering(OperationType.LSH_PROJECTION, supports=_supports)
+@lowering(OperationType.LSH_PROJECTION, supports=_supports, requires=("fp64",))  # the weighted sum is a double
 def lower_lsh_projection(ctx: LoweringContext) -> None:
     p = ctx.params
     has_w = _uses_weight(p)

@@ -234,3 +234,13 @@ def test_fingerprint64_every_length():
     bad = np.argwhere(out != expected)
     assert bad.size == 0, f"Fingerprint64 mismatch at (offset, length) {bad[:5].tolist()}"
 
+
+
+def test_lsh_projection_needs_fp64():
+    # the weighted sum is a double: a device without fp64 must report LSH unsupported
+    from gpu_driver.accelerator import supported_nodes
+
+    model, _ = single_op(OP.LSH_PROJECTION, [Const(F32, np.ones((2, 3))), In(F32, (4, 2)), In(F32, (4,)), i32(2)],
+                         [Out(OT.TENSOR_INT32)])
+    assert supported_nodes(model, frozenset({"fp64"})) == [True]
+    assert supported_nodes(model, frozenset()) == [False]
