@@ -42,18 +42,22 @@ def test_numpy_api_overhead(benchmark, pocl):
     benchmark.pedantic(pm.execute, args=([x, x],), rounds=1000, iterations=1, warmup_rounds=50)
 
 
-def test_bare_pyopencl_floor(benchmark, pocl):
+def _bare_add(pocl):
+    """The one-ADD workload written directly in PyOpenCL: (queue, kernel, A, B, O, host in, host out)."""
     import pyopencl as cl
-    backend = pocl.backend
-    ctx, q = backend.context, backend.queue
+    ctx, q = pocl.backend.context, pocl.backend.queue
     prg = cl.Program(ctx, "__kernel void add(__global const float* a, __global const float* b, __global float* o)"
                           "{ int i = get_global_id(0); o[i] = a[i] + b[i]; }").build()
     a = np.ones(16, np.float32)
-    out = np.empty_like(a)
-    mf = cl.mem_flags
-    A, B, O = (cl.Buffer(ctx, mf.READ_WRITE, 64) for _ in range(3))
+    bufs = [cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 64) for _ in range(3)]
     k = prg.add
-    k.set_args(A, B, O)
+    k.set_args(*bufs)
+    return q, k, *bufs, a, np.empty_like(a)
+
+
+def test_bare_pyopencl_floor(benchmark, pocl):
+    import pyopencl as cl
+    q, k, A, B, O, a, out = _bare_add(pocl)
 
     def run():
         cl.enqueue_copy(q, A, a, is_blocking=True)
@@ -68,15 +72,7 @@ def test_bare_pyopencl_floor(benchmark, pocl):
 
 def test_bare_pyopencl_one_wait(benchmark, pocl):
     import pyopencl as cl
-    backend = pocl.backend
-    ctx, q = backend.context, backend.queue
-    prg = cl.Program(ctx, "__kernel void add(__global const float* a, __global const float* b, __global float* o)"
-                          "{ int i = get_global_id(0); o[i] = a[i] + b[i]; }").build()
-    a = np.ones(16, np.float32)
-    out = np.empty_like(a)
-    A, B, O = (cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 64) for _ in range(3))
-    k = prg.add
-    k.set_args(A, B, O)
+    q, k, A, B, O, a, out = _bare_add(pocl)
 
     def run():
         e1 = cl.enqueue_copy(q, A, a, is_blocking=False)
