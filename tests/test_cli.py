@@ -1,0 +1,50 @@
+"""The gpu-driver command line, run as a real process."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _cli(*args, state_dir):
+    env = {**os.environ, "GPU_DRIVER_STATE_DIR": str(state_dir),
+           "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    return subprocess.run([sys.executable, "-m", "gpu_driver.cli", *args], capture_output=True, text=True,
+                          env=env, timeout=300)
+
+
+def test_info_lists_every_device(tmp_path):
+    r = _cli("info", state_dir=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "reference" in r.stdout and "TENSOR_FLOAT32" in r.stdout and "cache files" in r.stdout
+
+
+def test_bench_quick_prints_a_table(tmp_path):
+    r = _cli("bench", "--quick", state_dir=tmp_path)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert any(line.startswith("mobilenet_v1_0.25_96") for line in lines)
+    assert any(line.startswith("mobilenet_v2_0.25_96") for line in lines)
+
+
+def test_calibrate_stores_figures(tmp_path):
+    import gpu_driver as gd
+
+    opencl = [d.name for d in gd.get_devices() if d.name.startswith("opencl")]
+    if not opencl:
+        pytest.skip("no OpenCL device")
+    r = _cli("calibrate", "--device", opencl[0], state_dir=tmp_path)
+    assert r.returncode == 0, r.stderr
+    stored = json.loads((tmp_path / "capabilities.json").read_text())
+    (entry,) = [v for k, v in stored.items() if k.startswith(opencl[0] + "|")]
+    assert entry["TENSOR_FLOAT32"] > 0 and entry["TENSOR_QUANT8_ASYMM"] > 0
+
+
+def test_unknown_device_is_an_error_not_a_traceback(tmp_path):
+    r = _cli("bench", "--device", "tpu:9", state_dir=tmp_path)
+    assert r.returncode == 2
+    assert "gpu-driver: error:" in r.stderr and "Traceback" not in r.stderr
