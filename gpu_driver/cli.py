@@ -30,7 +30,7 @@ def _print_capabilities(caps) -> None:
     relaxed = caps.relaxed_float32_to_float16_performance_tensor
     if relaxed.exec_time < FLT_MAX:
         print(f"    {'relaxed fp32→fp16 (tensor)':28s} {relaxed.exec_time:8.4g} {relaxed.power_usage:8.4g}")
-    print(f"    other operand types: not supported (FLT_MAX)")
+    print("    other operand types: not supported (FLT_MAX)")
 
 
 def _calibrate(args) -> int:

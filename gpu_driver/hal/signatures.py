@@ -24,20 +24,9 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from ..errors import invalid
+from .abbreviations import BOOL, F16, F32, I32, PC8, Q8A, Q8AS, Q8S, f16, f32, i32  # noqa: F401
 from .model import Operand, Operation
 from .types import OPERAND_TYPE_INFO, OperandLifeTime, OperandType, OperationType
-
-T_F32 = OperandType.TENSOR_FLOAT32
-T_F16 = OperandType.TENSOR_FLOAT16
-T_I32 = OperandType.TENSOR_INT32
-Q8A = OperandType.TENSOR_QUANT8_ASYMM
-Q8AS = OperandType.TENSOR_QUANT8_ASYMM_SIGNED
-Q8S = OperandType.TENSOR_QUANT8_SYMM
-PC8 = OperandType.TENSOR_QUANT8_SYMM_PER_CHANNEL
-I32 = OperandType.INT32
-F32 = OperandType.FLOAT32
-F16 = OperandType.FLOAT16
-BOOL = OperandType.BOOL
 
 _QUANT8 = (Q8A, Q8AS)
 
@@ -49,15 +38,15 @@ def allowed_types(spec, t: OperandType) -> frozenset[OperandType]:
     if spec == "T":
         return frozenset((t,))
     if spec == "F":
-        return frozenset((F16 if t == T_F16 else F32,))
+        return frozenset((f16 if t == F16 else f32,))
     if spec == "B":
-        return frozenset((T_I32 if t in _QUANT8 else t,))
+        return frozenset((I32 if t in _QUANT8 else t,))
     if spec == "W":
         return frozenset((t, PC8) if t in _QUANT8 else (t,))
     if spec == "FLT":
-        return frozenset((T_F32, T_F16))
+        return frozenset((F32, F16))
     if spec == "LSHIN":
-        return frozenset((T_F32, T_F16, T_I32, Q8A))
+        return frozenset((F32, F16, I32, Q8A))
     raise ValueError(f"unknown type spec {spec!r}")  # pragma: no cover - table bug
 
 
@@ -226,9 +215,9 @@ def _check_softmax(ctx: OpContext, t: OperandType) -> int:
 
 def _check_dequantize(ctx: OpContext, t: OperandType) -> int:
     out_t = ctx.out(0).type
-    if t == Q8A and out_t == T_F32:
+    if t == Q8A and out_t == F32:
         return 1
-    return 3  # Q8A→F16, Q8S/PC8→F16/F32 (FL3); Q8AS→… (FL4 through the type table)
+    return 3  # Q8A→f16, Q8S/PC8→f16/f32 (FL3); Q8AS→… (FL4 through the type table)
 
 
 def _check_lstm(ctx: OpContext, t: OperandType) -> int:
@@ -258,26 +247,26 @@ def _check_lstm(ctx: OpContext, t: OperandType) -> int:
 
 # ---- the table -----------------------------------------------------------------------------------
 
-_ARITH_TYPES = {T_F32: 1, Q8A: 1, T_F16: 3, Q8AS: 4, T_I32: 4}
-_STD_TYPES = {T_F32: 1, Q8A: 1, T_F16: 3, Q8AS: 4}
-_FLOAT_TYPES = {T_F32: 1, T_F16: 3}
+_ARITH_TYPES = {F32: 1, Q8A: 1, F16: 3, Q8AS: 4, I32: 4}
+_STD_TYPES = {F32: 1, Q8A: 1, F16: 3, Q8AS: 4}
+_FLOAT_TYPES = {F32: 1, F16: 3}
 _LAYOUT = ((BOOL,), 3)
-_DILATION = ((I32, I32), 3)
+_DILATION = ((i32, i32), 3)
 _R4 = (4, 4)
 _LE4 = (1, 4)
 
 _POOL_VARIANTS = (
-    Variant("implicit", ("T", I32, I32, I32, I32, I32, I32), ("T",), (_LAYOUT,)),
-    Variant("explicit", ("T", I32, I32, I32, I32, I32, I32, I32, I32, I32), ("T",), (_LAYOUT,)),
+    Variant("implicit", ("T", i32, i32, i32, i32, i32, i32), ("T",), (_LAYOUT,)),
+    Variant("explicit", ("T", i32, i32, i32, i32, i32, i32, i32, i32, i32), ("T",), (_LAYOUT,)),
 )
 _ELEMENTWISE = (Variant("unary", ("T",), ("T",)),)
 
 SIGNATURES: dict[OperationType, OpSignature] = {
     OperationType.ADD: OpSignature(
-        _ARITH_TYPES, (Variant("binary", ("T", "T", I32), ("T",)),), ranks={0: _LE4, 1: _LE4},
+        _ARITH_TYPES, (Variant("binary", ("T", "T", i32), ("T",)),), ranks={0: _LE4, 1: _LE4},
         out_ranks={0: _LE4}),
     OperationType.MUL: OpSignature(
-        _ARITH_TYPES, (Variant("binary", ("T", "T", I32), ("T",)),), ranks={0: _LE4, 1: _LE4},
+        _ARITH_TYPES, (Variant("binary", ("T", "T", i32), ("T",)),), ranks={0: _LE4, 1: _LE4},
         out_ranks={0: _LE4}, check=_check_mul),
     OperationType.AVERAGE_POOL_2D: OpSignature(
         _STD_TYPES, _POOL_VARIANTS, ranks={0: _R4}, out_ranks={0: _R4}, same_quant=((0, 0),)),
@@ -286,54 +275,54 @@ SIGNATURES: dict[OperationType, OpSignature] = {
     OperationType.L2_POOL_2D: OpSignature(
         _FLOAT_TYPES, _POOL_VARIANTS, ranks={0: _R4}, out_ranks={0: _R4}),
     OperationType.CONCATENATION: OpSignature(
-        _STD_TYPES, (Variant("concat", ("T", I32), ("T",), variadic=True),), out_ranks={0: _LE4},
+        _STD_TYPES, (Variant("concat", ("T", i32), ("T",), variadic=True),), out_ranks={0: _LE4},
         check=_check_concat),
     OperationType.CONV_2D: OpSignature(
         _STD_TYPES,
-        (Variant("implicit", ("T", "W", "B", I32, I32, I32, I32), ("T",), (_LAYOUT, _DILATION)),
-         Variant("explicit", ("T", "W", "B", I32, I32, I32, I32, I32, I32, I32), ("T",), (_LAYOUT, _DILATION))),
+        (Variant("implicit", ("T", "W", "B", i32, i32, i32, i32), ("T",), (_LAYOUT, _DILATION)),
+         Variant("explicit", ("T", "W", "B", i32, i32, i32, i32, i32, i32, i32), ("T",), (_LAYOUT, _DILATION))),
         ranks={0: _R4, 1: _R4, 2: (1, 1)}, out_ranks={0: _R4}, check=_check_conv2d),
     OperationType.DEPTHWISE_CONV_2D: OpSignature(
         _STD_TYPES,
-        (Variant("implicit", ("T", "W", "B", I32, I32, I32, I32, I32), ("T",), (_LAYOUT, _DILATION)),
-         Variant("explicit", ("T", "W", "B", I32, I32, I32, I32, I32, I32, I32, I32), ("T",),
+        (Variant("implicit", ("T", "W", "B", i32, i32, i32, i32, i32), ("T",), (_LAYOUT, _DILATION)),
+         Variant("explicit", ("T", "W", "B", i32, i32, i32, i32, i32, i32, i32, i32), ("T",),
                  (_LAYOUT, _DILATION))),
         ranks={0: _R4, 1: _R4, 2: (1, 1)}, out_ranks={0: _R4}, check=_check_depthwise),
     OperationType.DEPTH_TO_SPACE: OpSignature(
-        _STD_TYPES, (Variant("block", ("T", I32), ("T",), (_LAYOUT,)),), ranks={0: _R4},
+        _STD_TYPES, (Variant("block", ("T", i32), ("T",), (_LAYOUT,)),), ranks={0: _R4},
         out_ranks={0: _R4}, same_quant=((0, 0),)),
     OperationType.SPACE_TO_DEPTH: OpSignature(
-        _STD_TYPES, (Variant("block", ("T", I32), ("T",), (_LAYOUT,)),), ranks={0: _R4},
+        _STD_TYPES, (Variant("block", ("T", i32), ("T",), (_LAYOUT,)),), ranks={0: _R4},
         out_ranks={0: _R4}, same_quant=((0, 0),)),
     OperationType.DEQUANTIZE: OpSignature(
         {Q8A: 1, Q8S: 3, PC8: 3, Q8AS: 4}, (Variant("dequantize", ("T",), ("FLT",)),),
         ranks={0: _LE4}, out_ranks={0: _LE4}, check=_check_dequantize),
     OperationType.EMBEDDING_LOOKUP: OpSignature(
-        {T_F32: 1, T_I32: 3, Q8A: 3, T_F16: 4, Q8AS: 4}, (Variant("lookup", (T_I32, "T"), ("T",)),),
+        {F32: 1, I32: 3, Q8A: 3, F16: 4, Q8AS: 4}, (Variant("lookup", (I32, "T"), ("T",)),),
         primary=1, ranks={0: (1, 1), 1: (2, 99)}, out_ranks={0: (2, 99)}, same_quant=((0, 1),)),
     OperationType.FLOOR: OpSignature(_FLOAT_TYPES, _ELEMENTWISE, ranks={0: _LE4}, out_ranks={0: _LE4}),
     OperationType.FULLY_CONNECTED: OpSignature(
-        _STD_TYPES, (Variant("fc", ("T", "T", "B", I32), ("T",)),),
+        _STD_TYPES, (Variant("fc", ("T", "T", "B", i32), ("T",)),),
         ranks={0: (2, 4), 1: (2, 2), 2: (1, 1)}, out_ranks={0: (2, 2)}, check=_check_fc),
     OperationType.HASHTABLE_LOOKUP: OpSignature(
-        {T_F32: 1, T_I32: 1, Q8A: 1}, (Variant("lookup", (T_I32, T_I32, "T"), ("T", Q8A)),),
+        {F32: 1, I32: 1, Q8A: 1}, (Variant("lookup", (I32, I32, "T"), ("T", Q8A)),),
         primary=2, ranks={0: (1, 1), 1: (1, 1), 2: (1, 99)}, out_ranks={1: (1, 1)}, same_quant=((0, 2),)),
     OperationType.L2_NORMALIZATION: OpSignature(
-        {T_F32: 1, T_F16: 3, Q8A: 3, Q8AS: 4}, (Variant("l2norm", ("T",), ("T",), (((I32,), 3),)),),
+        {F32: 1, F16: 3, Q8A: 3, Q8AS: 4}, (Variant("l2norm", ("T",), ("T",), (((i32,), 3),)),),
         ranks={0: _LE4}, out_ranks={0: _LE4}, fixed_quant={Q8A: (1 / 128, 128), Q8AS: (1 / 128, 0)},
         check=_check_rank4_from_fl3),
     OperationType.LOCAL_RESPONSE_NORMALIZATION: OpSignature(
-        _FLOAT_TYPES, (Variant("lrn", ("T", I32, "F", "F", "F"), ("T",), (((I32,), 3),)),),
+        _FLOAT_TYPES, (Variant("lrn", ("T", i32, "F", "F", "F"), ("T",), (((i32,), 3),)),),
         ranks={0: _LE4}, out_ranks={0: _LE4}, check=_check_rank4_from_fl3),
     OperationType.LOGISTIC: OpSignature(
         _STD_TYPES, _ELEMENTWISE, ranks={0: _LE4}, out_ranks={0: _LE4},
         fixed_quant={Q8A: (1 / 256, 0), Q8AS: (1 / 256, -128)}),
     OperationType.LSH_PROJECTION: OpSignature(
-        _FLOAT_TYPES, (Variant("lsh", ("T", "LSHIN", "T", I32), (T_I32,)),), omittable=frozenset({2}),
+        _FLOAT_TYPES, (Variant("lsh", ("T", "LSHIN", "T", i32), (I32,)),), omittable=frozenset({2}),
         ranks={0: (2, 2), 1: (1, 99), 2: (1, 1)}, out_ranks={0: (1, 1)}),
     OperationType.LSTM: OpSignature(
         _FLOAT_TYPES,
-        (Variant("lstm", ("T",) * 20 + (I32, "F", "F"), ("T",) * 4, (((("T",) * 4), 3),)),),
+        (Variant("lstm", ("T",) * 20 + (i32, "F", "F"), ("T",) * 4, (((("T",) * 4), 3),)),),
         omittable=frozenset({1, 5, 9, 10, 11, 12, 16, 17, 23, 24, 25, 26}),
         ranks={0: (2, 2), 18: (2, 2), 19: (2, 2)}, check=_check_lstm),
     OperationType.RELU: OpSignature(_STD_TYPES, _ELEMENTWISE, ranks={0: _LE4}, out_ranks={0: _LE4},
@@ -343,25 +332,25 @@ SIGNATURES: dict[OperationType, OpSignature] = {
     OperationType.RELU6: OpSignature(_STD_TYPES, _ELEMENTWISE, ranks={0: _LE4}, out_ranks={0: _LE4},
                                      same_quant=((0, 0),)),
     OperationType.RESHAPE: OpSignature(
-        {**_STD_TYPES, T_I32: 6}, (Variant("reshape", ("T", T_I32), ("T",)),),
+        {**_STD_TYPES, I32: 6}, (Variant("reshape", ("T", I32), ("T",)),),
         ranks={0: _LE4, 1: (1, 1)}, same_quant=((0, 0),)),
     OperationType.RESIZE_BILINEAR: OpSignature(
-        {T_F32: 1, T_F16: 3, Q8A: 3, Q8AS: 4},
-        (Variant("size", ("T", I32, I32), ("T",), (_LAYOUT, ((BOOL,), 4), ((BOOL,), 4))),
+        {F32: 1, F16: 3, Q8A: 3, Q8AS: 4},
+        (Variant("size", ("T", i32, i32), ("T",), (_LAYOUT, ((BOOL,), 4), ((BOOL,), 4))),
          Variant("scale", ("T", "F", "F"), ("T",), (_LAYOUT, ((BOOL,), 4), ((BOOL,), 4)))),
         ranks={0: _R4}, out_ranks={0: _R4}, same_quant=((0, 0),)),
     OperationType.RNN: OpSignature(
-        _FLOAT_TYPES, (Variant("rnn", ("T", "T", "T", "T", "T", I32), ("T", "T")),),
+        _FLOAT_TYPES, (Variant("rnn", ("T", "T", "T", "T", "T", i32), ("T", "T")),),
         ranks={0: (2, 2), 1: (2, 2), 2: (2, 2), 3: (1, 1), 4: (2, 2)}),
     OperationType.SOFTMAX: OpSignature(
-        _STD_TYPES, (Variant("softmax", ("T", "F"), ("T",), (((I32,), 3),)),),
+        _STD_TYPES, (Variant("softmax", ("T", "F"), ("T",), (((i32,), 3),)),),
         ranks={0: _LE4}, out_ranks={0: _LE4}, fixed_quant={Q8A: (1 / 256, 0), Q8AS: (1 / 256, -128)},
         check=_check_softmax),
     OperationType.SVDF: OpSignature(
-        _FLOAT_TYPES, (Variant("svdf", ("T", "T", "T", "T", "T", I32, I32), ("T", "T")),),
+        _FLOAT_TYPES, (Variant("svdf", ("T", "T", "T", "T", "T", i32, i32), ("T", "T")),),
         omittable=frozenset({3}), ranks={0: (2, 2), 1: (2, 2), 2: (2, 2), 3: (1, 1), 4: (2, 2)}),
     OperationType.TANH: OpSignature(
-        {T_F32: 1, T_F16: 3, Q8A: 3, Q8AS: 4}, _ELEMENTWISE, ranks={0: _LE4}, out_ranks={0: _LE4},
+        {F32: 1, F16: 3, Q8A: 3, Q8AS: 4}, _ELEMENTWISE, ranks={0: _LE4}, out_ranks={0: _LE4},
         fixed_quant={Q8A: (1 / 128, 128), Q8AS: (1 / 128, 0)}),
 }
 

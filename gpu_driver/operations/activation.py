@@ -10,12 +10,12 @@ from dataclasses import dataclass
 
 from .. import quant
 from ..fixedpoint import calculate_input_radius
+from ..hal.abbreviations import Q8A
 from ..hal.types import OperandType, OperationType
 from .base import OpParams, TensorInfo, operation, require, same_quant_as_input
 from .conv import f32
 from .shape_ops import require_nonempty
 
-_Q8A = OperandType.TENSOR_QUANT8_ASYMM
 _FLOAT_TYPES = (OperandType.TENSOR_FLOAT32, OperandType.TENSOR_FLOAT16)
 
 
@@ -125,7 +125,7 @@ def fixed_output_quant(inp: TensorInfo, out: TensorInfo, op_name: str, scale: fl
 
     ``zero_points`` = (for Q8A, for Q8AS).
     """
-    zp = zero_points[0] if inp.type == _Q8A else zero_points[1]
+    zp = zero_points[0] if inp.type == Q8A else zero_points[1]
     require(out.type == inp.type, op_name, f"output type {out.type.name} must equal the input's {inp.type.name}")
     require(f32(out.scale) == scale and out.zero_point == zp, op_name,
             f"quantized output must have scale {scale} and zeroPoint {zp}, got ({out.scale}, {out.zero_point})")

@@ -15,11 +15,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import quant
+from ..hal.abbreviations import PC8
 from ..hal.types import OperandType, OperationType
 from .base import OpParams, TensorInfo, fuse_code, operation, require
 from .padding import decode_window_args, resolve_window
-
-PC8 = OperandType.TENSOR_QUANT8_SYMM_PER_CHANNEL
 
 
 def f32(x: float) -> float:

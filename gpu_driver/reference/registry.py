@@ -16,6 +16,7 @@ from typing import Callable, Iterable
 
 import numpy as np
 
+from ..hal.abbreviations import F16, F32, I32, Q8A, Q8AS  # noqa: F401  (re-exported to the kernels)
 from ..hal.types import OperandType, OperationType
 from ..operations import OpParams, TensorInfo
 
@@ -23,11 +24,6 @@ Kernel = Callable[[OpParams, list[TensorInfo], list[TensorInfo]], list[np.ndarra
 KERNELS: dict[OperationType, Kernel] = {}
 KERNEL_TYPES: dict[OperationType, frozenset[OperandType]] = {}
 
-F32 = OperandType.TENSOR_FLOAT32
-F16 = OperandType.TENSOR_FLOAT16
-I32 = OperandType.TENSOR_INT32
-Q8A = OperandType.TENSOR_QUANT8_ASYMM
-Q8AS = OperandType.TENSOR_QUANT8_ASYMM_SIGNED
 
 
 def kernel(*op_types: OperationType, types: Iterable[OperandType]):

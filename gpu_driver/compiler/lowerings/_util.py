@@ -5,12 +5,8 @@ import math
 
 import numpy as np
 
-from ...hal.types import OperandType
+from ...hal.abbreviations import F32, I32, Q8A  # noqa: F401  (re-exported to the lowerings)
 from ..ir import C_TYPES
-
-F32 = OperandType.TENSOR_FLOAT32
-Q8A = OperandType.TENSOR_QUANT8_ASYMM
-I32 = OperandType.TENSOR_INT32
 
 # (qmin, qmax) of the quantized types our kernels handle
 QRANGE = {Q8A: (0, 255)}

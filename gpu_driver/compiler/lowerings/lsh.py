@@ -17,12 +17,11 @@ the reference and the accelerator).  The kernel needs fp64 (OpenCL: cl_khr_fp64)
 """
 from __future__ import annotations
 
-from ...hal.types import OperandType, OperationType
+from ...hal.abbreviations import F16
+from ...hal.types import OperationType
 from ...operations.lsh import LSH_DENSE, LSH_TYPES
 from ..lowering import LoweringContext, lowering
 from ._util import F32, I32, Q8A, ctype, known, launch_1d, params_ok, scalars_constant
-
-F16 = OperandType.TENSOR_FLOAT16
 
 #: largest item (bytes) the kernel's private key buffer holds (key = 4 + item bytes)
 MAX_ITEM_BYTES = 1024

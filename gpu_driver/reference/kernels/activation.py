@@ -9,13 +9,17 @@ import numpy as np
 
 from ... import fixedpoint as fp
 from ... import quant
-from ...hal.types import OperandType, OperationType
+from ...hal.abbreviations import PC8, Q8S
+from ...hal.types import OperationType
 from ...operations import TensorInfo
-from ...operations.activation import ClampParams, DequantizeParams, ElementwiseParams, SigmoidParams, SoftmaxParams
+from ...operations.activation import (
+    ClampParams,
+    DequantizeParams,
+    ElementwiseParams,
+    SigmoidParams,
+    SoftmaxParams,
+)
 from ..registry import F16, F32, Q8A, Q8AS, kernel
-
-Q8S = OperandType.TENSOR_QUANT8_SYMM
-PC8 = OperandType.TENSOR_QUANT8_SYMM_PER_CHANNEL
 
 
 def float_compute(x: np.ndarray) -> np.ndarray:
