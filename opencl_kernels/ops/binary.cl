@@ -1,6 +1,7 @@
 /* ADD / MUL with numpy broadcasting (operations.md 0, 18; operands.md §8.5).
  * Output viewed as rank 4 [D0,D1,D2,D3]; SAk and SBk are the element strides of A and B per output
  * axis (0 on a broadcast axis).  OP: 0 ADD, 1 MUL.  QUANT: 0 float, 1 quantized (T = uchar/char).
+ * INT: 1 for int32 (wrapping: computed on uint, since signed overflow is undefined in C).
  * BCAST: 0 when A, B and the output have the same shape (flat index), 1 otherwise.
  * VEC: elements per work item (contiguous run along the output). */
 KERNEL void ${KERNEL_NAME}(GLOBAL const ${T}* RESTRICT a, GLOBAL const ${T}* RESTRICT b,
@@ -31,6 +32,12 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const ${T}* RESTRICT a, GLOBAL const ${T}* RES
     int q = MBQM(x * y, ${MO}, ${SO}) + ${ZO};
 #endif
     out[i] = (${T})clamp(q, ${ACT_MIN}, ${ACT_MAX});
+#elif ${INT}
+#if ${OP} == 0
+    out[i] = (int)((uint)a[ia] + (uint)b[ib]);
+#else
+    out[i] = (int)((uint)a[ia] * (uint)b[ib]);
+#endif
 #else
 #if ${OP} == 0
     float v = a[ia] + b[ib];

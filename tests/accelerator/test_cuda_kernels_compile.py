@@ -27,6 +27,8 @@ def _models():
             yield single_op(op, [In(T, (2, 1, 3), 0.1 if q else 0, 1 if q else 0),
                                  In(T, (4, 3), 0.2 if q else 0, 2 if q else 0), i32(1)], [o])[0]
             yield single_op(op, [x4, x4, i32(0)], [o])[0]
+            if not q:  # int32 arithmetic (HAL 1.3), once
+                yield single_op(op, [In(I32T, (2, 1, 3)), In(I32T, (4, 3)), i32(0)], [Out(I32T)])[0]
         for op in (OP.RELU, OP.RELU1, OP.RELU6):
             yield single_op(op, [x4], [Out(T, *((0.1, 7) if q else ()))])[0]
         yield single_op(OP.LOGISTIC, [x4], [Out(Q8A, 1 / 256, 0) if q else Out(F32)])[0]

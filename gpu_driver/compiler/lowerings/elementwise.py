@@ -1,4 +1,5 @@
-"""ADD and MUL (HAL 1.0): one broadcasting kernel, float32 and quant8_asymm (operands.md §8.5).
+"""ADD and MUL: one broadcasting kernel for float32, quant8_asymm (operands.md §8.5) and, since HAL 1.3,
+int32 (wrapping two's-complement arithmetic, no activation).
 Fused float32 element-wise chains (compiler.fusion.ElementwiseChain): one generated kernel.
 
 The quantized path is the reference's integer arithmetic bit for bit (same multipliers, computed with
@@ -11,7 +12,7 @@ from ...hal.types import OperationType
 from ..codegen import elementwise_chain
 from ..ir import TensorId
 from ..lowering import LoweringContext, lowering
-from ._util import F32, Q8A, ctype, float_act, known, launch_1d, numel, pad_dims, params_ok, \
+from ._util import F32, I32, Q8A, ctype, float_act, known, launch_1d, numel, pad_dims, params_ok, \
     row_strides, scalars_constant
 
 
@@ -20,7 +21,7 @@ def _supports(ctx: LoweringContext) -> bool:
         return False
     a, b = ctx.inputs[0], ctx.inputs[1]
     out = ctx.outputs[0]
-    if not known(a, b, out) or a.type != b.type or out.type != a.type or a.type not in (F32, Q8A):
+    if not known(a, b, out) or a.type != b.type or out.type != a.type or a.type not in (F32, Q8A, I32):
         return False
     if len(a.shape) > 4 or len(b.shape) > 4:
         return False
@@ -61,7 +62,7 @@ def lower_binary(ctx: LoweringContext) -> None:
     same = tuple(a.shape) == tuple(b.shape) == tuple(ctx.params.output_shapes[0])
     sa, sb = _bcast_strides(a.shape, out_shape), _bcast_strides(b.shape, out_shape)
     defines = {"T": ctype(a), "COUNT": count, "OP": 0 if ctx.node.type == OperationType.ADD else 1,
-               "BCAST": int(not same), "QUANT": int(a.type == Q8A)}
+               "BCAST": int(not same), "QUANT": int(a.type == Q8A), "INT": int(a.type == I32)}
     for k in range(4):
         defines[f"D{k}"] = out_shape[k]
         defines[f"SA{k}"] = sa[k]

@@ -21,3 +21,21 @@ def test_binary(op, quant, shapes):
         else:
             a, b, o = In(F32, sa), In(F32, sb), Out(F32)
         check_op(op, [a, b, i32(act)], [o], rng, what=f"{sa} {sb} act={act}")   # quant: exact
+
+
+@pytest.mark.parametrize("op", [OP.ADD, OP.MUL])
+@pytest.mark.parametrize("shapes", SHAPES)
+def test_binary_int32_wraps(op, shapes):
+    # TENSOR_INT32 ADD/MUL (HAL 1.3): two's-complement wrap-around, computed here with Python ints
+    from .harness import I32T, run_opencl, single_op, supported
+
+    rng = np.random.default_rng(11)
+    sa, sb = shapes
+    model, _ = single_op(op, [In(I32T, sa), In(I32T, sb), i32(0)], [Out(I32T)])
+    assert supported(model) == [True]
+    x = rng.integers(-2**31, 2**31, sa, dtype=np.int64).astype(np.int32)
+    y = rng.integers(-2**31, 2**31, sb, dtype=np.int64).astype(np.int32)
+    exact = (x.astype(object) + y.astype(object)) if op == OP.ADD else (x.astype(object) * y.astype(object))
+    wrapped = np.vectorize(lambda v: (v + 2**31) % 2**32 - 2**31)(exact).astype(np.int32)
+    (out,) = run_opencl(model, [x, y])
+    np.testing.assert_array_equal(out, wrapped)
