@@ -260,7 +260,7 @@ def test_from_cache_compiles_nothing(saved, monkeypatch):
         raise AssertionError("prepare_model_from_cache prepared or compiled something")
 
     # no device runs its normal preparation from the cache; accelerators compile nothing either
-    monkeypatch.setattr(device, "_prepare", no_compile)
+    monkeypatch.setattr(type(device), "_prepare", no_compile)  # on the class: undo leaves no instance attribute
     backend = getattr(device, "backend", None)
     if backend is not None:
         monkeypatch.setattr(backend, "compile", no_compile)
