@@ -195,6 +195,16 @@ class AcceleratorPreparedModel(PreparedModel):
 
     MAX_SPECIALIZATIONS = 16
 
+    #: how long an execution polls for completion before blocking (see Backend.finish), per
+    #: ExecutionPreference: LOW_POWER never busy-waits; otherwise up to 200 µs, which hides the
+    #: wake-up of a blocked host thread for small models and is noise for large ones
+    SPIN_NS = {ExecutionPreference.LOW_POWER: 0, ExecutionPreference.FAST_SINGLE_ANSWER: 200_000,
+               ExecutionPreference.SUSTAINED_SPEED: 200_000}
+
+    @property
+    def spin_ns(self) -> int:
+        return self.SPIN_NS.get(self.preference, 0)
+
     def __init__(self, device: AcceleratorDevice, model: Model, compiled=None):
         super().__init__(device, model)
         from .compiler.pipeline import compile_model, instantiate
@@ -315,7 +325,7 @@ class AcceleratorPreparedModel(PreparedModel):
             for i, arg in enumerate(request.outputs):
                 self.bind_output(i, arg, request.pools[arg.location.pool_index], exe.output_buffers[i],
                                  plan["outputs"][i]["nbytes"], plan["outputs"][i]["shape"], blocking=False)
-            self.backend.finish()
+            self.backend.finish(self.spin_ns)
             device_ns = self.backend.elapsed_ns(marks) if ctx.measure else None
             del staged
         return shapes, device_ns

@@ -131,10 +131,12 @@ class Device(abc.ABC):
             prepared = prepare()
             if cache.supports_caching(self):
                 cache.save_to_cache(self, prepared, model, preference, model_cache, data_cache, token)
-            return prepared
-        if cache.private_cache_enabled(self):  # no client cache: the driver-private blob store
-            return cache.private_prepare(self, model, preference, prepare)
-        return prepare()
+        elif cache.private_cache_enabled(self):  # no client cache: the driver-private blob store
+            prepared = cache.private_prepare(self, model, preference, prepare)
+        else:
+            prepared = prepare()
+        prepared.preference = preference
+        return prepared
 
     @abc.abstractmethod
     def _prepare(self, model: Model, preference: ExecutionPreference, priority: Priority, deadline_ns: int | None,

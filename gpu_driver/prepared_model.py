@@ -19,7 +19,7 @@ import numpy as np
 from .errors import DriverError, failure, invalid
 from .hal.model import DataLocation, Model, Request, RequestArgument
 from .hal.types import (LOOP_TIMEOUT_DEFAULT_NS, LOOP_TIMEOUT_MAXIMUM_NS, NO_TIMING, OPERAND_TYPE_INFO, ErrorStatus,
-                        MeasureTiming, OutputShape, Timing, boot_time_ns)
+                        ExecutionPreference, MeasureTiming, OutputShape, Timing, boot_time_ns)
 from .hal.validation import RequestShapes, validate_request
 from .memory import HardwareBuffer, Memory, SharedMemory
 from .memory_domain import bind_request_buffers
@@ -78,6 +78,8 @@ class PreparedModel(abc.ABC):
         self.model = model
         self._lock = threading.Lock()
         self._thread_pools = threading.local()  # execute()'s reusable request pools, per thread
+        #: the ExecutionPreference it was prepared with (set by Device.prepare_model / the cache loader)
+        self.preference = ExecutionPreference.FAST_SINGLE_ANSWER
 
     # ---- HAL entry points --------------------------------------------------------------------------
     def execute_synchronously(self, request: Request, measure_timing: MeasureTiming = MeasureTiming.NO,

@@ -145,8 +145,12 @@ class Backend(abc.ABC):
         return self.elapsed_ns(marks) if timed else None
 
     @abc.abstractmethod
-    def finish(self) -> None:
-        """Wait until everything enqueued so far has completed."""
+    def finish(self, spin_ns: int = 0) -> None:
+        """Wait until everything enqueued so far has completed.
+
+        ``spin_ns`` > 0: first poll for completion for up to that long before blocking.  A blocked
+        host thread must be woken when the device finishes (tens of µs on an idle machine); polling
+        avoids that for short work, at the price of one busy core for at most ``spin_ns``."""
 
     # ---- allocator -----------------------------------------------------------------------------------
     @abc.abstractmethod

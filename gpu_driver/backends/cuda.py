@@ -7,6 +7,7 @@ device.  :func:`compile_source` needs only NVRTC (no GPU), so CI can check that 
 from __future__ import annotations
 
 import threading
+import time
 from typing import Sequence
 
 import numpy as np
@@ -154,7 +155,14 @@ class CudaBackend(Backend):
         start, end = marks
         return int(self.cupy.cuda.get_elapsed_time(start, end) * 1e6)
 
-    def finish(self) -> None:
+    def finish(self, spin_ns: int = 0) -> None:
+        if spin_ns > 0:
+            with self._dev:
+                done = self.cupy.cuda.Event(disable_timing=True)
+                done.record(self.stream)
+                deadline = time.perf_counter_ns() + spin_ns
+                while not done.done and time.perf_counter_ns() < deadline:
+                    pass
         self.stream.synchronize()
 
     def alloc(self, nbytes: int) -> DeviceBuffer:

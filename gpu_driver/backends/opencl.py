@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
+import time
 import warnings
 from typing import Sequence
 
@@ -179,7 +180,15 @@ class OpenCLBackend(Backend):
         except self.cl.Error:
             return None
 
-    def finish(self) -> None:
+    def finish(self, spin_ns: int = 0) -> None:
+        if spin_ns > 0:
+            cl = self.cl
+            marker = cl.enqueue_marker(self.queue)
+            self.queue.flush()
+            complete = cl.command_execution_status.COMPLETE
+            deadline = time.perf_counter_ns() + spin_ns
+            while marker.command_execution_status != complete and time.perf_counter_ns() < deadline:
+                pass
         self.queue.finish()
         self._pending.clear()  # the non-blocking copies' events (and the host arrays they hold) are done
 

@@ -26,7 +26,7 @@ import struct
 from typing import Callable, Sequence
 
 from ..errors import DriverError, failure
-from ..hal.types import ErrorStatus
+from ..hal.types import ErrorStatus, ExecutionPreference
 from ..memory import Memory
 from . import files as cf
 from .blob_store import DEFAULT_MAX_BYTES, BlobStore
@@ -183,6 +183,7 @@ class CachedPool(Memory):
 def _load(device, content: ModelCacheContent, constants, model):
     try:
         prepared = device.load_prepared(content.binary, content.plan, constants, model)
+        prepared.preference = ExecutionPreference(content.preference)
     except DriverError as err:
         if err.status in (ErrorStatus.MISSED_DEADLINE_PERSISTENT, ErrorStatus.MISSED_DEADLINE_TRANSIENT):
             raise
