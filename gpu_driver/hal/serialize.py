@@ -48,9 +48,16 @@ def _encode(obj: Any, fds: list[int]) -> Any:
     raise TypeError(f"cannot serialize {type(obj).__name__}")
 
 
+_PLAIN = (int, float, str, bytes, bool, type(None))
+#: record name -> {field: enum type} for the fields that hold enums
+_ENUMS_OF = {}
+for (_record, _field), _enum in _ENUM_FIELDS.items():
+    _ENUMS_OF.setdefault(_record, {})[_field] = _enum
+
+
 def _decode(obj: Any, fds: list[int], memory_from_description) -> Any:
     if isinstance(obj, list):
-        if obj and not isinstance(obj[0], (dict, list)):
+        if not obj or isinstance(obj[0], _PLAIN):
             return obj  # a list of plain values (dimensions, indexes, scales): nothing to rebuild
         return [_decode(v, fds, memory_from_description) for v in obj]
     if not isinstance(obj, dict):
@@ -61,12 +68,14 @@ def _decode(obj: Any, fds: list[int], memory_from_description) -> Any:
         return memory_from_description(desc)
     name = obj["__record__"]
     cls = _RECORDS[name]
+    enums = _ENUMS_OF.get(name, {})
     kwargs = {}
     for k, v in obj.items():
         if k == "__record__":
             continue
-        v = _decode(v, fds, memory_from_description)
-        enum_type = _ENUM_FIELDS.get((name, k))
+        if not isinstance(v, _PLAIN):
+            v = _decode(v, fds, memory_from_description)
+        enum_type = enums.get(k)
         kwargs[k] = enum_type(v) if enum_type is not None else v
     return cls(**kwargs)
 
