@@ -31,9 +31,21 @@ def model_input(size: int = 64) -> np.ndarray:
     return np.linspace(-2, 2, size, dtype=np.float32)
 
 
+_OPENED: list = []  # files handed out by new_file(), closed after each test
+
+
 def new_file():
     """A read-write temp file (unnamed), as a client would hand it over."""
-    return tempfile.TemporaryFile("w+b")
+    f = tempfile.TemporaryFile("w+b")
+    _OPENED.append(f)
+    return f
+
+
+@pytest.fixture(autouse=True)
+def _close_cache_files():
+    yield
+    while _OPENED:
+        _OPENED.pop().close()
 
 
 def new_files(n_model=1, n_data=1):
