@@ -240,5 +240,5 @@ def private_prepare(device, model, preference, prepare: Callable[[], object]):
         model_bytes, data_bytes = build_cache_bytes(device, prepared, model, preference, key, with_pools=False)
         store.put(key, struct.pack("<Q", len(model_bytes)) + model_bytes + data_bytes)
     except Exception:
-        pass
+        pass  # the private cache is optional: a failed write only costs the next preparation a compile
     return prepared
