@@ -25,7 +25,7 @@ from .device import Device
 from .errors import DriverError, failure
 from .graph import Graph, Node, build_graph
 from .hal.model import Model, Operation, Request, Subgraph
-from .hal.types import (OPERAND_TYPE_INFO, Capabilities, DeviceType, ErrorStatus, ExecutionPreference,
+from .hal.types import (OPERAND_TYPE_INFO, Capabilities, DeviceType, ExecutionPreference,
                         OperationType, OutputShape, Priority)
 from .hal.validation import validate_model
 from .memory import Memory
@@ -304,7 +304,7 @@ class AcceleratorPreparedModel(PreparedModel):
     def _execute(self, request: Request, ctx: ExecutionContext) -> tuple[list[OutputShape], int | None]:
         spec = self._specialization(ctx.shapes.inputs)
         plan = spec.compiled.plan
-        shapes = self.check_outputs(request, plan)
+        shapes = self.check_output_sizes(request, [out["shape"] for out in plan["outputs"]])  # before running
         exe = spec.exe
         # Copies and launches are only enqueued (in order); the host waits once at the end.  Each host
         # wait costs a wake-up of the device's workers (for PoCL on an idle VM ~50-100 µs), so one wait
@@ -329,19 +329,6 @@ class AcceleratorPreparedModel(PreparedModel):
             device_ns = self.backend.elapsed_ns(marks) if ctx.measure else None
             del staged
         return shapes, device_ns
-
-    def check_outputs(self, request: Request, plan: dict) -> list[OutputShape]:
-        """Output shapes of this specialisation; OUTPUT_INSUFFICIENT_SIZE (before running) if any is too small."""
-        shapes = []
-        for arg, out in zip(request.outputs, plan["outputs"]):
-            pool = request.pools[arg.location.pool_index]
-            sufficient = not isinstance(pool, Memory) or arg.location.length >= out["nbytes"]
-            shapes.append(OutputShape(list(out["shape"]), sufficient))
-        if not all(s.is_sufficient for s in shapes):
-            bad = [i for i, s in enumerate(shapes) if not s.is_sufficient]
-            raise DriverError(ErrorStatus.OUTPUT_INSUFFICIENT_SIZE,
-                              f"output buffer(s) {bad} too small for the computed shapes", shapes)
-        return shapes
 
     # ---- pool binding (overridable: memory domains keep device-resident buffers) -----------------------
     def bind_input(self, index: int, arg, pool, buffer, nbytes: int, blocking: bool = True):

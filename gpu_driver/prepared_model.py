@@ -245,22 +245,25 @@ class PreparedModel(abc.ABC):
             values.append(arr.reshape(shape) if info.is_tensor else arr[0].item())
         return values
 
-    def write_outputs(self, request: Request, outputs: list[np.ndarray]) -> list[OutputShape]:
-        """Check every output fits its argument, then write them; OUTPUT_INSUFFICIENT_SIZE otherwise."""
+    def check_output_sizes(self, request: Request, dims: Sequence[Sequence[int]]) -> list[OutputShape]:
+        """OutputShapes for outputs of the given dimensions; OUTPUT_INSUFFICIENT_SIZE (with the shapes)
+        if some request argument is too small.  Memory-domain outputs size themselves."""
         shapes = []
-        for i, (arg, value) in enumerate(zip(request.outputs, outputs)):
-            operand = self._operand("out", i)
-            info = OPERAND_TYPE_INFO[operand.type]
-            arr = np.asarray(value)
-            dims = list(arr.shape) if info.is_tensor else []
+        for i, (arg, d) in enumerate(zip(request.outputs, dims)):
             pool = request.pools[arg.location.pool_index]
-            needed = element_count(dims) * info.byte_size if info.is_tensor else info.byte_size
-            sufficient = not isinstance(pool, Memory) or arg.location.length >= needed
-            shapes.append(OutputShape(dims, sufficient))
+            sufficient = not isinstance(pool, Memory) or arg.location.length >= self._bytes_of(i, d)
+            shapes.append(OutputShape(list(d), sufficient))
         if not all(s.is_sufficient for s in shapes):
             bad = [i for i, s in enumerate(shapes) if not s.is_sufficient]
             raise DriverError(ErrorStatus.OUTPUT_INSUFFICIENT_SIZE,
                               f"output buffer(s) {bad} too small for the computed shapes", shapes)
+        return shapes
+
+    def write_outputs(self, request: Request, outputs: list[np.ndarray]) -> list[OutputShape]:
+        """Check every output fits its argument, then write them; OUTPUT_INSUFFICIENT_SIZE otherwise."""
+        shapes = self.check_output_sizes(request, [
+            list(np.shape(value)) if OPERAND_TYPE_INFO[self._operand("out", i).type].is_tensor else []
+            for i, value in enumerate(outputs)])
         for i, (arg, value) in enumerate(zip(request.outputs, outputs)):
             pool = request.pools[arg.location.pool_index]
             info = OPERAND_TYPE_INFO[self._operand("out", i).type]
