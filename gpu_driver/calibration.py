@@ -89,7 +89,8 @@ WORKLOADS: dict[OperandType, Callable[[], tuple[Model, np.ndarray]]] = {
 }
 
 
-def _median_seconds(prepared, feed: np.ndarray, repeats: int) -> float:
+def median_execution_seconds(prepared, feed: np.ndarray, repeats: int) -> float:
+    """Median wall time of ``prepared.execute([feed])`` over ``repeats`` runs, after one warm-up."""
     prepared.execute([feed])  # warm-up
     times = []
     for _ in range(repeats):
@@ -109,8 +110,8 @@ def measure(device, repeats: int = 15) -> dict[str, float]:
         model, feed = workload()
         if not all(device.get_supported_operations(model)):
             continue
-        mine = _median_seconds(device.prepare_model(model), feed, repeats)
-        ref = _median_seconds(reference.prepare_model(model), feed, repeats)
+        mine = median_execution_seconds(device.prepare_model(model), feed, repeats)
+        ref = median_execution_seconds(reference.prepare_model(model), feed, repeats)
         ratios[operand_type.name] = float(f"{max(mine / ref, 1e-4):.4g}")
     return ratios
 

@@ -47,20 +47,10 @@ def _calibrate(args) -> int:
     return 0
 
 
-def _time_model(prepared, x, repeats: int) -> float:
-    prepared.execute([x])
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        prepared.execute([x])
-        times.append(time.perf_counter() - t0)
-    times.sort()
-    return times[len(times) // 2]
-
-
 def _bench(args) -> int:
     import gpu_driver as gd
     from gpu_driver import zoo as models
+    from gpu_driver.calibration import median_execution_seconds
 
     device = gd.get_device(args.device) if args.device else gd.get_device()
     reference = gd.get_device("reference")
@@ -79,8 +69,8 @@ def _bench(args) -> int:
         t0 = time.perf_counter()
         pm = device.prepare_model(bm.model)
         prep = time.perf_counter() - t0
-        t_dev = _time_model(pm, x, repeats)
-        t_ref = _time_model(reference.prepare_model(bm.model), x, max(1, repeats // 2))
+        t_dev = median_execution_seconds(pm, x, repeats)
+        t_ref = median_execution_seconds(reference.prepare_model(bm.model), x, max(1, repeats // 2))
         print(f"{bm.name:<24}{bm.flops / 1e9:>8.3f}{prep:>11.2f}{t_dev * 1e3:>11.2f}{t_ref * 1e3:>14.2f}"
               f"{t_ref / t_dev:>9.2f}{bm.flops / t_dev / 1e9:>9.2f}")
     return 0
