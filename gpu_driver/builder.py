@@ -10,6 +10,7 @@ from .hal.model import DataLocation, Model, Operand, Operation, Subgraph, SymmPe
 from .hal.types import OPERAND_TYPE_INFO, OperandLifeTime, OperandType, OperationType
 from .hal.validation import validate_model
 from .memory import SharedMemory
+from .prepared_model import to_dtype
 
 #: constants up to this many bytes are copied into Model.operand_values (the NDK's rule)
 MAX_CONSTANT_COPY_BYTES = 128
@@ -68,14 +69,18 @@ class ModelBuilder:
         info = OPERAND_TYPE_INFO[operand.type]
         if info.dtype is None:
             raise invalid(f"cannot set a value for an operand of type {operand.type.name}")
+        what = f"constant of type {operand.type.name}"
         try:
             arr = np.asarray(value)
-            if info.dtype == np.bool_:
-                arr = (arr != 0).astype(np.uint8)
-            else:
-                arr = arr.astype(info.dtype)
         except (TypeError, ValueError) as exc:
-            raise invalid(f"constant value does not convert to {operand.type.name}: {exc}") from None
+            raise invalid(f"{what}: not array-like: {exc}") from None
+        if arr.dtype.kind == "f" and info.dtype.kind in "iu":  # whole-number floats, as numpy data often is
+            if not np.all(np.isfinite(arr)) or np.any(arr != np.trunc(arr)):
+                raise invalid(f"{what}: values must be whole numbers")
+            arr = arr.astype(np.int64)
+        arr = to_dtype(arr, info.dtype, what)  # range-checked: no silent wrap-around
+        if info.dtype == np.bool_:
+            arr = arr.astype(np.uint8)
         expected = int(np.prod(operand.dimensions)) if info.is_tensor else 1
         if arr.size != expected:
             raise invalid(f"constant of dimensions {operand.dimensions} needs {expected} values, got {arr.size}")

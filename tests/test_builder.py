@@ -86,3 +86,16 @@ def test_misuse_is_invalid_argument(call):
     with pytest.raises(gd.DriverError) as err:
         call(b)
     assert err.value.status == ErrorStatus.INVALID_ARGUMENT
+
+
+def test_constant_values_are_range_checked_not_wrapped():
+    b = gd.ModelBuilder()
+    # whole-number floats are fine for integer types (numpy data often comes as float64)
+    i = b.add_constant(T.TENSOR_QUANT8_ASYMM, [2], np.array([0.0, 255.0]), scale=1.0)
+    assert b._values[b._subgraph.operands[i].location.offset:][:2] == bytes([0, 255])
+    for bad in ([300], [-1], [1.5], [float("nan")], ["x"]):
+        with pytest.raises(gd.DriverError) as err:
+            b.add_constant(T.TENSOR_QUANT8_ASYMM, [1], bad, scale=1.0)   # 300 used to wrap to 44
+        assert err.value.status == ErrorStatus.INVALID_ARGUMENT
+    with pytest.raises(gd.DriverError):
+        b.add_scalar(T.INT32, 2 ** 31)
