@@ -278,16 +278,18 @@ class PreparedModel(abc.ABC):
 
 
 def to_dtype(value, dtype: np.dtype, what: str) -> np.ndarray:
-    """Convert user data to an operand's dtype: same-kind casts, or integers that fit the range."""
+    """Convert user data to an operand's dtype: safe casts, float to float, or integers that fit the
+    range (never a silent wrap-around)."""
     try:
         arr = np.asarray(value)
     except (TypeError, ValueError) as exc:
         raise invalid(f"{what}: not array-like: {exc}") from None
     if arr.dtype == object:
         raise invalid(f"{what}: not a numeric array")
-    if np.can_cast(arr.dtype, dtype, casting="same_kind") or dtype == np.bool_:
+    if (np.can_cast(arr.dtype, dtype, casting="safe") or dtype == np.bool_
+            or (arr.dtype.kind in "iubf" and dtype.kind == "f")):  # to float: at worst loses precision
         return arr.astype(dtype, copy=False)
-    if arr.dtype.kind in "iub" and dtype.kind in "iu":
+    if arr.dtype.kind in "iub" and dtype.kind in "iu":  # e.g. int64 → int32: values must fit, no wrap
         lim = np.iinfo(dtype)
         if arr.size == 0 or (arr.min() >= lim.min and arr.max() <= lim.max):
             return arr.astype(dtype)

@@ -108,3 +108,16 @@ def test_execute_convenience_converts_and_checks(ref):
 def test_driver_error_carries_status_and_message():
     e = gd.DriverError(ErrorStatus.GENERAL_FAILURE, "boom")
     assert e.status == ErrorStatus.GENERAL_FAILURE and "boom" in str(e) and e.output_shapes == []
+
+
+def test_execute_refuses_integer_inputs_that_would_wrap(ref):
+    b = gd.ModelBuilder()
+    x = b.add_input(T.TENSOR_INT32, [2])
+    act = b.add_scalar(T.INT32, 0)
+    y = b.add_operand(T.TENSOR_INT32, [2])
+    b.add_operation(O.ADD, [x, x, act], [y]).set_outputs([y])
+    pm = ref.prepare_model(b.finish())
+    assert pm.execute([np.array([1, 2], np.int64)])[0].tolist() == [2, 4]   # int64 that fits: fine
+    with pytest.raises(gd.DriverError) as err:
+        pm.execute([np.array([2 ** 31, 0], np.int64)])                        # would wrap to -2^31
+    assert err.value.status == ErrorStatus.INVALID_ARGUMENT
