@@ -23,35 +23,17 @@ import numpy as np
 from . import __version__, memory_domain
 from .device import Device
 from .errors import DriverError, failure
-from .graph import Graph, Node, build_graph
+from .graph import Graph, build_graph
 from .hal.model import Model, Operation, Request, Subgraph
 from .hal.types import (OPERAND_TYPE_INFO, Capabilities, DeviceType, ExecutionPreference,
-                        OperationType, OutputShape, Priority)
+                        OutputShape, Priority)
 from .hal.validation import validate_model
 from .memory import Memory
 from .prepared_model import ExecutionContext, PreparedModel
 
-_CONTROL_FLOW = (OperationType.IF, OperationType.WHILE)
 
 
 # ---- support --------------------------------------------------------------------------------------------
-
-def _node_supported(graph: Graph, node: Node, features: frozenset = frozenset({"fp64"})) -> bool:
-    from .compiler import lowerings  # noqa: F401  (registers every lowering)
-    from .compiler.lowering import LOWERINGS, LoweringContext
-
-    if node.type in _CONTROL_FLOW:
-        return False
-    rule = LOWERINGS.get(node.type)
-    if rule is None or node.params is None:
-        return False  # non-constant parameters, or a shape that depends on tensor values
-    if not rule.requires <= features:
-        return False  # the device lacks a feature the kernels need (e.g. fp64)
-    try:
-        return bool(rule.supports(LoweringContext(graph, node))) if rule.supports else True
-    except Exception:
-        return False
-
 
 #: sizes tried, in order, for the unknown input dimensions of a dynamic-shape model (see support_graph)
 REPRESENTATIVE_DIMS = (1, 2, 4, 8, 16, 32, 64, 128, 224)
@@ -99,12 +81,13 @@ def supported_nodes(model: Model, features: frozenset = frozenset({"fp64"})) -> 
     """One bool per main-subgraph operation: can the kernels run it exactly (fusion taken into account)
     on a device with ``features`` (Backend.features)?"""
     from .compiler.fusion import fusable_pairs
+    from .compiler.lowering import node_supported
 
     graph = support_graph(model)
-    ok = [_node_supported(graph, n, features) for n in graph.nodes]
+    ok = [node_supported(graph, n, features) for n in graph.nodes]
     for producer, relu, fused in fusable_pairs(graph):
         # a fused activation runs inside the producer's kernel: both are supported if that kernel is
-        if not ok[relu.index] and ok[producer.index] and _node_supported(graph, fused, features):
+        if not ok[relu.index] and ok[producer.index] and node_supported(graph, fused, features):
             ok[relu.index] = True
     return ok
 

@@ -49,6 +49,25 @@ def lowering(*op_types: OperationType, supports: SupportFn | None = None, requir
     return register
 
 
+def node_supported(graph: Graph, node: Node, features: frozenset | None = None) -> bool:
+    """Whether the kernels run ``node`` exactly as stated: a lowering exists, the node's parameters
+    are decoded (constant arguments, known shapes), the device has the ``features`` the lowering
+    requires (None: not checked) and its ``supports`` predicate agrees."""
+    from . import lowerings  # noqa: F401  (registers every lowering; imported here, it imports us)
+
+    rule = LOWERINGS.get(node.type)
+    if rule is None or node.params is None:
+        return False  # no kernels, non-constant parameters, or a shape that depends on tensor values
+    if features is not None and not rule.requires <= features:
+        return False  # the device lacks a feature the kernels need (e.g. fp64)
+    if rule.supports is None:
+        return True
+    try:
+        return bool(rule.supports(LoweringContext(graph, node)))
+    except Exception:  # a predicate that cannot decide says no
+        return False
+
+
 @dataclass
 class LoweringContext:
     graph: Graph

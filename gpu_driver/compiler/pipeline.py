@@ -35,7 +35,7 @@ from . import lowerings  # noqa: F401  (registers every lowering)
 from .codegen import assign_names, generate
 from .fusion import ElementwiseChain, fold_constants, fuse_activations, fuse_elementwise_chains
 from .ir import LoweredModel, TensorId
-from .lowering import LOWERINGS, LoweringContext
+from .lowering import LOWERINGS, LoweringContext, node_supported
 from .planner import Interval, pack, plan_arena
 
 PLAN_VERSION = 1
@@ -81,14 +81,7 @@ def prepare_graph(model: Model, input_shapes: Sequence[tuple[int, ...]] | None =
 def check_supported(graph: Graph) -> None:
     """GENERAL_FAILURE naming the first operation whose lowering does not support it as specialised."""
     for node in graph.nodes:
-        rule = LOWERINGS.get(node.type)
-        ok = rule is not None and node.params is not None
-        if ok and rule.supports is not None:
-            try:
-                ok = bool(rule.supports(LoweringContext(graph, node)))
-            except Exception:
-                ok = False
-        if not ok:
+        if not node_supported(graph, node):
             shapes = [list(graph.tensors[i].shape or ()) for i in node.inputs]
             raise failure(f"operation {node.index} ({node.type.name}) is not supported by the accelerator "
                           f"kernels for input shapes {shapes}")
