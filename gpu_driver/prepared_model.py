@@ -18,10 +18,21 @@ import numpy as np
 
 from .errors import DriverError, failure, invalid
 from .hal.model import DataLocation, Model, Request, RequestArgument
-from .hal.types import (LOOP_TIMEOUT_DEFAULT_NS, LOOP_TIMEOUT_MAXIMUM_NS, NO_TIMING, OPERAND_TYPE_INFO, ErrorStatus,
-                        ExecutionPreference, MeasureTiming, OutputShape, Timing, boot_time_ns)
+from .hal.types import (
+    LOOP_TIMEOUT_DEFAULT_NS,
+    LOOP_TIMEOUT_MAXIMUM_NS,
+    NO_TIMING,
+    OPERAND_TYPE_INFO,
+    ErrorStatus,
+    ExecutionPreference,
+    MeasureTiming,
+    OutputShape,
+    Timing,
+    boot_time_ns,
+)
 from .hal.validation import RequestShapes, validate_request
 from .memory import HardwareBuffer, Memory, SharedMemory
+from .sizes import element_count, round_up
 from .memory_domain import bind_request_buffers
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -61,13 +72,6 @@ def _check_measure(measure) -> bool:
         return MeasureTiming(measure) == MeasureTiming.YES
     except (ValueError, TypeError):
         raise invalid(f"measure_timing must be a MeasureTiming, got {measure!r}") from None
-
-
-def element_count(shape: Sequence[int]) -> int:
-    n = 1
-    for d in shape:
-        n *= int(d)
-    return n
 
 
 class PreparedModel(abc.ABC):
@@ -126,7 +130,7 @@ class PreparedModel(abc.ABC):
             in_arrays.append(arr)
             dims = list(arr.shape) if info.is_tensor else []
             in_args.append(RequestArgument(DataLocation(0, offset, max(arr.nbytes, 0)), dims))
-            offset += _align(arr.nbytes)
+            offset += round_up(arr.nbytes, 64)
         in_pool = self._reusable_pool("in", offset)
         for arr, arg in zip(in_arrays, in_args):
             if arr is not None and arr.nbytes:
@@ -136,7 +140,7 @@ class PreparedModel(abc.ABC):
             out_args, offset = [], 0
             for i, size in enumerate(guesses):
                 out_args.append(RequestArgument(DataLocation(1, offset, size), []))
-                offset += _align(size)
+                offset += round_up(size, 64)
             out_pool = self._reusable_pool("out", offset)
             request = Request(in_args, out_args, [in_pool, out_pool])
             try:
@@ -165,7 +169,7 @@ class PreparedModel(abc.ABC):
         pools = self._thread_pools.__dict__
         pool = pools.get(kind)
         if pool is None or pool.size < nbytes:
-            pool = pools[kind] = SharedMemory(max(_align(nbytes, 4096), 4096))
+            pool = pools[kind] = SharedMemory(max(round_up(nbytes, 4096), 4096))
         return pool
 
     # ---- for subclasses ----------------------------------------------------------------------------
@@ -295,7 +299,3 @@ def to_dtype(value, dtype: np.dtype, what: str) -> np.ndarray:
             return arr.astype(dtype)
         raise invalid(f"{what}: values outside the range [{lim.min}, {lim.max}] of {dtype}")
     raise invalid(f"{what}: cannot convert {arr.dtype} data to {dtype}")
-
-
-def _align(n: int, alignment: int = 64) -> int:
-    return (n + alignment - 1) // alignment * alignment

@@ -197,7 +197,3 @@ class Backend(abc.ABC):
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.device_name}>"
-
-
-def round_up(n: int, multiple: int) -> int:
-    return (int(n) + multiple - 1) // multiple * multiple

@@ -17,7 +17,8 @@ import numpy as np
 
 from ..errors import failure
 from ..hal.types import DeviceType
-from .base import Backend, DeviceBuffer, Program, round_up
+from ..sizes import round_up
+from .base import Backend, DeviceBuffer, Program
 
 RANK_GPU = 200
 RANK_ACCELERATOR = 150

@@ -10,11 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..sizes import round_up
+
 ALIGNMENT = 256
-
-
-def align(n: int, a: int = ALIGNMENT) -> int:
-    return (int(n) + a - 1) // a * a
 
 
 @dataclass
@@ -42,11 +40,11 @@ def plan_arena(intervals: list[Interval], alignment: int = ALIGNMENT) -> MemoryP
     placed: list[Interval] = []
     order = sorted(intervals, key=lambda iv: (-iv.nbytes, iv.first, iv.key))
     for iv in order:
-        size = align(max(iv.nbytes, 1), alignment)
+        size = round_up(max(iv.nbytes, 1), alignment)
         live = sorted((p for p in placed if not (p.last < iv.first or iv.last < p.first)), key=lambda p: p.offset)
         offset = 0
         for p in live:
-            p_end = p.offset + align(max(p.nbytes, 1), alignment)
+            p_end = p.offset + round_up(max(p.nbytes, 1), alignment)
             if offset + size <= p.offset:
                 break
             offset = max(offset, p_end)
@@ -55,8 +53,8 @@ def plan_arena(intervals: list[Interval], alignment: int = ALIGNMENT) -> MemoryP
     plan = MemoryPlan()
     for iv in placed:
         plan.offsets[iv.key] = iv.offset
-        plan.arena_bytes = max(plan.arena_bytes, iv.offset + align(max(iv.nbytes, 1), alignment))
-        plan.naive_bytes += align(max(iv.nbytes, 1), alignment)
+        plan.arena_bytes = max(plan.arena_bytes, iv.offset + round_up(max(iv.nbytes, 1), alignment))
+        plan.naive_bytes += round_up(max(iv.nbytes, 1), alignment)
     return plan
 
 
@@ -65,5 +63,5 @@ def pack(sizes: list[tuple[str, int]], alignment: int = ALIGNMENT) -> tuple[dict
     offsets, pos = {}, 0
     for key, n in sizes:
         offsets[key] = pos
-        pos += align(max(n, 1), alignment)
+        pos += round_up(max(n, 1), alignment)
     return offsets, pos

@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..hal.types import OperationType
+from ..sizes import element_count
 from .base import TensorInfo, operation, require
 from .conv import ActivationParams, Requantization, activation_fields, requantization
 
@@ -32,9 +33,7 @@ def fully_connected(inputs: list[TensorInfo], outputs: list[TensorInfo]) -> Full
     require(units > 0 and size > 0, name, f"weights dimensions {list(wdims)} must be > 0")
     bdims = bias.dims()
     require(len(bdims) == 1 and bdims[0] == units, name, f"bias shape {list(bdims)} must be [{units}]")
-    numel = 1
-    for d in dims:
-        numel *= d
+    numel = element_count(dims)
     require(numel % size == 0, name, f"input of {numel} elements is not a whole number of rows of {size}")
     batch = numel // size
     return FullyConnectedParams(output_shapes=[(batch, units)], **activation_fields(act, outputs[0], name),

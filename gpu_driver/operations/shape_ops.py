@@ -7,7 +7,15 @@ import numpy as np
 
 from ..errors import failure
 from ..hal.types import OperationType
-from .base import OpParams, ShapeUnknown, TensorInfo, operation, require, same_quant_as_input
+from ..sizes import element_count
+from .base import (
+    OpParams,
+    ShapeUnknown,
+    TensorInfo,
+    operation,
+    require,
+    same_quant_as_input,
+)
 from .conv import nhwc_dims, stored_shape
 
 
@@ -49,12 +57,12 @@ def reshape(inputs: list[TensorInfo], outputs: list[TensorInfo]) -> ReshapeParam
         return ReshapeParams(output_shapes=[tuple(target)])
     require(len(dims) <= 4, "RESHAPE", f"input rank must be at most 4, got {len(dims)}")
     require_nonempty(dims, "RESHAPE")
-    numel = int(np.prod(dims, dtype=np.int64))
+    numel = element_count(dims)
     if stretch:
         require(known > 0 and numel % known == 0, "RESHAPE",
                 f"cannot infer the −1 entry of {target} for {numel} elements")
         target[stretch[0]] = numel // known
-    require(int(np.prod(target, dtype=np.int64)) == numel, "RESHAPE",
+    require(element_count(target) == numel, "RESHAPE",
             f"shape {target} has a different element count than the input {list(dims)}")
     return ReshapeParams(output_shapes=[tuple(target)])
 

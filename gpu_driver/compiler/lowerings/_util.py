@@ -6,6 +6,7 @@ import math
 import numpy as np
 
 from ...hal.abbreviations import F32, I32, Q8A  # noqa: F401  (re-exported to the lowerings)
+from ...sizes import ceil_div, element_count as numel, round_up  # noqa: F401  (re-exported to the lowerings)
 from ..ir import C_TYPES
 
 # (qmin, qmax) of the quantized types our kernels handle
@@ -14,10 +15,6 @@ QRANGE = {Q8A: (0, 255)}
 
 def ctype(info) -> str:
     return C_TYPES[info.type]
-
-
-def numel(shape) -> int:
-    return int(np.prod(shape, dtype=np.int64)) if shape else 1
 
 
 def known(*infos) -> bool:
@@ -83,14 +80,6 @@ def axis_split(shape, axis: int) -> tuple[int, int, int]:
     """(outer, axis_size, inner) element counts of a row-major tensor around ``axis``."""
     axis = axis % len(shape)
     return numel(shape[:axis]), int(shape[axis]), numel(shape[axis + 1:])
-
-
-def ceil_div(a: int, b: int) -> int:
-    return -(-a // b)
-
-
-def round_up(a: int, b: int) -> int:
-    return ceil_div(a, b) * b
 
 
 def launch_1d(count: int, local: int = 64) -> tuple[tuple[int], tuple[int] | None]:
