@@ -39,23 +39,9 @@ CHILD_ENV = {"POCL_KERNEL_CACHE": "0", "GPU_DRIVER_PRIVATE_CACHE": "0"}
 
 def _chain_model(n_ops: int = 100, size: int = 4096):
     """A 100-operation model: alternating ADD / MUL with a constant each (one kernel per op, no fusion)."""
-    import numpy as np
+    from gpu_driver.zoo import chain_model
 
-    import gpu_driver as gd
-    from gpu_driver import OperandType as T, OperationType as O
-
-    rng = np.random.default_rng(0)
-    b = gd.ModelBuilder()
-    x = b.add_input(T.TENSOR_FLOAT32, [1, size])
-    act = b.add_scalar(T.INT32, 0)
-    cur = x
-    for i in range(n_ops):
-        c = b.add_constant(T.TENSOR_FLOAT32, [1, size], rng.uniform(0.9, 1.1, size).astype(np.float32))
-        out = b.add_operand(T.TENSOR_FLOAT32, [1, size])
-        b.add_operation(O.ADD if i % 2 == 0 else O.MUL, [cur, c, act], [out])
-        cur = out
-    b.set_outputs([cur])
-    return b.finish(), (1, size)
+    return chain_model(n_ops, (1, size), value_range=(0.9, 1.1)), (1, size)
 
 
 def _measure(name, model, input_shape, device, cold_runs: int, warm_runs: int, cache_dir: str) -> dict:

@@ -153,6 +153,28 @@ def mobilenet_v2(width: float = 1.0, resolution: int = 224, classes: int = 1001,
                       net.flops, net.conv_flops, net.layers)
 
 
+def chain_model(layers: int, shape=(1, 32, 32, 8), relu: bool = False, seed: int = 0,
+                value_range: tuple[float, float] = (-1.0, 1.0)):
+    """A float32 chain x → [op_i(x, const_i)] × layers: ADD then RELU per layer when ``relu``, else
+    ADD and MUL alternating.  Constants are uniform in ``value_range`` (seeded); constants of more than
+    128 bytes live in a pool.  Returns the Model (tests, the cache benchmark, the planner checks)."""
+    rng = np.random.default_rng(seed)
+    b = ModelBuilder()
+    x = b.add_input(T.TENSOR_FLOAT32, shape)
+    none = b.add_scalar(T.INT32, 0)
+    for i in range(layers):
+        c = b.add_constant(T.TENSOR_FLOAT32, shape, rng.uniform(*value_range, shape).astype(np.float32))
+        y = b.add_operand(T.TENSOR_FLOAT32, shape)
+        b.add_operation(O.ADD if (relu or i % 2 == 0) else O.MUL, [x, c, none], [y])
+        x = y
+        if relu:
+            r = b.add_operand(T.TENSOR_FLOAT32, shape)
+            b.add_operation(O.RELU, [x], [r])
+            x = r
+    b.set_outputs([x])
+    return b.finish()
+
+
 def add_model(shape=(1, 16)) -> BenchModel:
     """One ADD of two inputs (per-execution overhead)."""
     b = ModelBuilder()

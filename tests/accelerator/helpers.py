@@ -1,11 +1,10 @@
 """Small models and fixtures shared by the accelerator framework tests."""
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 import gpu_driver as gd
-from gpu_driver import OperandType as T, OperationType as O
+from gpu_driver import OperandType as T, OperationType as O, zoo
 
 
 def opencl_device():
@@ -16,23 +15,8 @@ def opencl_device():
 
 
 def chain_model(layers: int, shape=(1, 32, 32, 8), relu: bool = True, seed: int = 0):
-    """x → [ADD const_i → RELU] × layers (alternating ADD / MUL when relu is False)."""
-    rng = np.random.default_rng(seed)
-    b = gd.ModelBuilder()
-    x = b.add_input(T.TENSOR_FLOAT32, shape)
-    none = b.add_scalar(T.INT32, 0)
-    for i in range(layers):
-        c = b.add_constant(T.TENSOR_FLOAT32, shape, rng.uniform(-1, 1, shape).astype(np.float32))
-        y = b.add_operand(T.TENSOR_FLOAT32, shape)
-        op = O.ADD if (relu or i % 2 == 0) else O.MUL
-        b.add_operation(op, [x, c, none], [y])
-        x = y
-        if relu:
-            r = b.add_operand(T.TENSOR_FLOAT32, shape)
-            b.add_operation(O.RELU, [x], [r])
-            x = r
-    b.set_outputs([x])
-    return b.finish()
+    """x → [ADD const_i → RELU] × layers (alternating ADD / MUL when relu is False); gpu_driver.zoo."""
+    return zoo.chain_model(layers, shape, relu=relu, seed=seed)
 
 
 def add_model(shape=(2, 3, 4), activation: int = 0, output_dims=None):

@@ -6,25 +6,14 @@ import numpy as np
 import pytest
 
 import gpu_driver as gd
-from gpu_driver import OperandType as T, OperationType as O
+from gpu_driver import zoo
 from gpu_driver.cache.driver import supports_caching
 from gpu_driver.reference.device import ReferenceDevice
 
 
 def chain_model(n_ops: int = 4, size: int = 64, seed: int = 0) -> gd.Model:
     """x → (ADD c_i | MUL c_i) × n_ops, with constants big enough to live in a pool (CONSTANT_REFERENCE)."""
-    rng = np.random.default_rng(seed)
-    b = gd.ModelBuilder()
-    x = b.add_input(T.TENSOR_FLOAT32, [size])
-    act = b.add_scalar(T.INT32, 0)
-    cur = x
-    for i in range(n_ops):
-        c = b.add_constant(T.TENSOR_FLOAT32, [size], rng.uniform(0.5, 1.5, size).astype(np.float32))
-        out = b.add_operand(T.TENSOR_FLOAT32, [size])
-        b.add_operation(O.ADD if i % 2 == 0 else O.MUL, [cur, c, act], [out])
-        cur = out
-    b.set_outputs([cur])
-    return b.finish()
+    return zoo.chain_model(n_ops, (size,), seed=seed, value_range=(0.5, 1.5))
 
 
 def model_input(size: int = 64) -> np.ndarray:
