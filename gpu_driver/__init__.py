@@ -7,19 +7,19 @@ Quick start::
     prepared = device.prepare_model(model)
     outputs = prepared.execute([x])
 """
-__version__ = "0.1.0"
-
+from .version import __version__
 from .builder import ModelBuilder
-from .device import Device, get_device, get_devices, register_device_provider
+from .cache.compilation_cache import CompilationCache
 from .errors import DriverError
 from .hal import *  # noqa: F401,F403  (the HAL vocabulary at top level)
 from .hal import ErrorStatus, Model, OperandType, OperationType
 from .memory import HardwareBuffer, Memory, MmapFd, SharedMemory
-from .prepared_model import PreparedModel
-from . import reference  # noqa: F401  (registers the reference device)
-from .cache import CompilationCache  # noqa: E402  (user-side compilation caching helper)
-from . import backends  # noqa: F401  (registers the OpenCL / CUDA device providers, lazily)
+from .runtime.device import Device
+from .runtime.discovery import get_device, get_devices, register_device_provider
+from .runtime.prepared_model import PreparedModel
+from .validation import RequestShapes, validate_model, validate_request
 
 __all__ = ["__version__", "ModelBuilder", "Device", "PreparedModel", "DriverError", "ErrorStatus", "Model",
            "OperandType", "OperationType", "Memory", "SharedMemory", "MmapFd", "HardwareBuffer", "CompilationCache",
-           "get_device", "get_devices", "register_device_provider"]
+           "get_device", "get_devices", "register_device_provider", "validate_model", "validate_request",
+           "RequestShapes"]

@@ -8,9 +8,9 @@ import numpy as np
 from .errors import invalid
 from .hal.model import DataLocation, Model, Operand, Operation, Subgraph, SymmPerChannelQuantParams
 from .hal.types import OPERAND_TYPE_INFO, OperandLifeTime, OperandType, OperationType
-from .hal.validation import validate_model
+from .validation import validate_model
 from .memory import SharedMemory
-from .prepared_model import to_dtype
+from .runtime.prepared_model import to_dtype
 
 #: constants up to this many bytes are copied into Model.operand_values (the NDK's rule)
 MAX_CONSTANT_COPY_BYTES = 128

@@ -22,6 +22,7 @@ import numpy as np
 from .builder import ModelBuilder
 from .hal.model import Model
 from .hal.types import (Capabilities, OperandPerformance, OperandType, OperationType, PerformanceInfo)
+from .reference.device import ReferenceDevice
 from .state import atomic_write, state_dir_for
 
 T, O = OperandType, OperationType
@@ -102,8 +103,6 @@ def median_execution_seconds(prepared, feed: np.ndarray, repeats: int) -> float:
 
 def measure(device, repeats: int = 15) -> dict[str, float]:
     """Measure device/reference time ratios per operand type (types the device can't run are left out)."""
-    from .reference.device import ReferenceDevice
-
     reference = ReferenceDevice()
     ratios: dict[str, float] = {}
     for operand_type, workload in WORKLOADS.items():

@@ -6,11 +6,15 @@ import argparse
 import sys
 import time
 
+from . import calibration
+from . import zoo as models
+from .errors import DriverError
+from .hal.types import FLT_MAX
+from .runtime.discovery import get_device, get_devices
+
 
 def _info(args) -> int:
-    import gpu_driver as gd
-
-    for d in gd.get_devices():
+    for d in get_devices():
         print(f"{d.name}")
         print(f"  type:         {d.get_type().name}")
         print(f"  rank:         {d.rank}")
@@ -21,8 +25,6 @@ def _info(args) -> int:
 
 
 def _print_capabilities(caps) -> None:
-    from gpu_driver.hal.types import FLT_MAX
-
     rows = [(p.type.name, p.info) for p in caps.operand_performance if p.info.exec_time < FLT_MAX]
     print("  capabilities (execTime / powerUsage relative to the reference device; lower is better):")
     for name, info in rows:
@@ -34,10 +36,7 @@ def _print_capabilities(caps) -> None:
 
 
 def _calibrate(args) -> int:
-    import gpu_driver as gd
-    from gpu_driver import calibration
-
-    devices = gd.get_devices() if args.device is None else [gd.get_device(args.device)]
+    devices = get_devices() if args.device is None else [get_device(args.device)]
     for d in devices:
         if d.name == "reference":
             continue  # the unit of every ratio
@@ -48,12 +47,8 @@ def _calibrate(args) -> int:
 
 
 def _bench(args) -> int:
-    import gpu_driver as gd
-    from gpu_driver import zoo as models
-    from gpu_driver.calibration import median_execution_seconds
-
-    device = gd.get_device(args.device) if args.device else gd.get_device()
-    reference = gd.get_device("reference")
+    device = get_device(args.device) if args.device else get_device()
+    reference = get_device("reference")
     if args.quick:
         cases = [models.mobilenet_v1(0.25, 96), models.mobilenet_v2(0.25, 96)]
         repeats = 3
@@ -69,8 +64,8 @@ def _bench(args) -> int:
         t0 = time.perf_counter()
         pm = device.prepare_model(bm.model)
         prep = time.perf_counter() - t0
-        t_dev = median_execution_seconds(pm, x, repeats)
-        t_ref = median_execution_seconds(reference.prepare_model(bm.model), x, max(1, repeats // 2))
+        t_dev = calibration.median_execution_seconds(pm, x, repeats)
+        t_ref = calibration.median_execution_seconds(reference.prepare_model(bm.model), x, max(1, repeats // 2))
         print(f"{bm.name:<24}{bm.flops / 1e9:>8.3f}{prep:>11.2f}{t_dev * 1e3:>11.2f}{t_ref * 1e3:>14.2f}"
               f"{t_ref / t_dev:>9.2f}{bm.flops / t_dev / 1e9:>9.2f}")
     return 0
@@ -86,7 +81,6 @@ def main(argv=None) -> int:
     calibrate = sub.add_parser("calibrate", help="re-measure the capability figures of accelerator devices")
     calibrate.add_argument("--device", help="one device name (default: every accelerator device)")
     args = parser.parse_args(argv)
-    from gpu_driver.errors import DriverError
     try:
         return {"info": _info, "bench": _bench, "calibrate": _calibrate}[args.command](args)
     except DriverError as exc:

@@ -9,10 +9,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .errors import invalid
+from .errors import DriverError, invalid
 from .hal.model import Model, Operand, Subgraph
 from .hal.types import OPERAND_TYPE_INFO, OperandLifeTime, OperandType, OperationType
-from .operations import DEFINITIONS, OpParams, ShapeUnknown, TensorInfo, define
+from .ops.catalog import define, lookup
+from .ops.definition import OpParams, ShapeUnknown, TensorInfo
 
 _CONTROL_FLOW = (OperationType.IF, OperationType.WHILE)
 
@@ -119,7 +120,7 @@ def build_graph(model: Model, subgraph: Subgraph, input_shapes: list[tuple[int, 
     for n, op in enumerate(subgraph.operations):
         node = Node(n, op.type, list(op.inputs), list(op.outputs))
         graph.nodes.append(node)
-        if op.type in _CONTROL_FLOW or op.type not in DEFINITIONS:
+        if op.type in _CONTROL_FLOW or lookup(op.type) is None:
             continue  # control flow is interpreted; ops without a definition are reported unsupported
         ins = graph.infos(op.inputs)
         outs = graph.infos(op.outputs)
@@ -127,6 +128,11 @@ def build_graph(model: Model, subgraph: Subgraph, input_shapes: list[tuple[int, 
             params = define(op.type, ins, outs)
         except ShapeUnknown:
             continue
+        except DriverError:
+            raise
+        except Exception as exc:  # a definition failed on input it should have rejected
+            raise invalid(f"operation {n} ({op.type.name}): arguments rejected ({type(exc).__name__}: {exc})") \
+                from None
         node.params = params
         for out_idx, shape in zip(op.outputs, params.output_shapes):
             t = tensors[out_idx]

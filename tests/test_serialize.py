@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 from gpu_driver.errors import DriverError
-from gpu_driver.hal import (DataLocation, ErrorStatus, Model, Operand, OperandLifeTime, Request, RequestArgument,
-                            validate_model)
+from gpu_driver.hal import (DataLocation, ErrorStatus, Model, Operand, OperandLifeTime, Request, RequestArgument)
+from gpu_driver.validation import validate_model
+
 from gpu_driver.hal.serialize import FORMAT_VERSION, pack, unpack
 from gpu_driver.memory import MmapFd, SharedMemory
 

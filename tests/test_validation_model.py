@@ -2,17 +2,19 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 
 import numpy as np
 import pytest
 
 from gpu_driver import ModelBuilder
 from gpu_driver.errors import DriverError
-from gpu_driver.hal import (DataLocation, ErrorStatus, ExtensionNameAndPrefix, Model, Operand, OperandLifeTime,
-                            Operation, OperandType, OperationType, Subgraph, SymmPerChannelQuantParams,
-                            validate_model)
+from gpu_driver.hal import (DataLocation, ErrorStatus, ExtensionNameAndPrefix, Model, Operand, OperandLifeTime, Operation, OperandType, OperationType, Subgraph, SymmPerChannelQuantParams)
+from gpu_driver.validation import validate_model
+
 from gpu_driver.memory import SharedMemory
-from gpu_driver.operations import base as op_base
+from gpu_driver.ops.catalog import lookup
+from gpu_driver.ops.registry import REGISTRY
 
 from . import validation_seeds as seeds
 
@@ -403,7 +405,7 @@ def test_definition_exception_becomes_invalid(monkeypatch):
         raise ZeroDivisionError("boom")
 
     model = seeds.add_relu()
-    monkeypatch.setitem(op_base.DEFINITIONS, O.RELU, broken)
+    monkeypatch.setitem(REGISTRY, O.RELU, dataclasses.replace(lookup(O.RELU), define=broken))
     msg = rejects(model, "operation 1 (RELU)")
     assert "ZeroDivisionError" in msg
 

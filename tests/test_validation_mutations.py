@@ -9,9 +9,10 @@ import pytest
 
 import gpu_driver as gd
 from gpu_driver.errors import DriverError
-from gpu_driver.hal import (OPERAND_TYPE_INFO, DataLocation, ErrorStatus, ExtensionNameAndPrefix, Operand, OperandLifeTime,
-                            OperandType, OperationType, SymmPerChannelQuantParams, validate_model)
-from gpu_driver.hal.signatures import SIGNATURES
+from gpu_driver.hal import (OPERAND_TYPE_INFO, DataLocation, ErrorStatus, ExtensionNameAndPrefix, Operand, OperandLifeTime, OperandType, OperationType, SymmPerChannelQuantParams)
+from gpu_driver.validation import validate_model
+
+from gpu_driver.ops.catalog import lookup
 
 from .validation_seeds import SEEDS
 
@@ -136,14 +137,14 @@ def _operation_mutations(model):
         ("op:duplicate_last", lambda m: m.main.operations.append(copy.deepcopy(m.main.operations[-1]))),
         ("op:none_operation", lambda m: m.main.operations.append(None)),
     ]
-    if op.type in SIGNATURES or op.type in _CF:
+    if lookup(op.type) is not None or op.type in _CF:
         out.append(("op:extra_no_value_input", _extra_input))
-    if op.type in SIGNATURES:
+    if lookup(op.type) is not None:
         out.append(("op:input0_bool8", lambda m: _set(m.main.operands[m.main.operations[0].inputs[0]],
                                                       type=T.TENSOR_BOOL8, scale=0.0, zero_point=0)))
         out.append(("op:input0_rank5", lambda m: _set(m.main.operands[m.main.operations[0].inputs[0]],
                                                       dimensions=[1, 1, 1, 1, 2])))
-        sig = SIGNATURES[op.type]
+        sig = lookup(op.type).signature
         if sig.ranks.get(0) == (4, 4):
             out.append(("op:input0_rank3", lambda m: _set(m.main.operands[m.main.operations[0].inputs[0]],
                                                           dimensions=[1, 4, 4])))

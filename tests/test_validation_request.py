@@ -9,10 +9,11 @@ from hypothesis import strategies as st
 import gpu_driver as gd
 from gpu_driver import ModelBuilder
 from gpu_driver.errors import DriverError
-from gpu_driver.hal import (DataLocation, ErrorStatus, OperandType, OperationType, Request, RequestArgument,
-                            validate_request)
+from gpu_driver.hal import (DataLocation, ErrorStatus, OperandType, OperationType, Request, RequestArgument)
+from gpu_driver.validation import validate_request
+
 from gpu_driver.memory import SharedMemory
-from gpu_driver.prepared_model import PreparedModel
+from gpu_driver.runtime.prepared_model import PreparedModel
 
 from . import validation_seeds as seeds
 

@@ -1,7 +1,7 @@
 """CUDA backend (CuPy): NVRTC → cubin for the device's architecture, modules loaded from the cubin,
 one stream per device, cupy events for device time.
 
-cupy is imported lazily and failures are tolerated: without CuPy or a GPU the provider contributes no
+cupy is imported lazily and failures are tolerated: without CuPy or a GPU :func:`discover` finds no
 device.  :func:`compile_source` needs only NVRTC (no GPU), so CI can check that kernels compile.
 """
 from __future__ import annotations
@@ -216,9 +216,3 @@ def discover() -> list[CudaBackend]:
         except Exception:
             continue
     return out
-
-
-def _provider():
-    from ..accelerator import AcceleratorDevice
-
-    return [AcceleratorDevice(f"cuda:{i}", b, rank=RANK_CUDA - i) for i, b in enumerate(discover())]

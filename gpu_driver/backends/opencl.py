@@ -3,7 +3,7 @@
 compile = ``cl.Program(ctx, source).build()`` + CL_PROGRAM_BINARIES; load = ``cl.Program(ctx, [dev],
 [binary]).build()``; one profiling-enabled in-order queue per device; kernel arguments are bound once
 (``Kernel.set_args`` at preparation) and an execution only calls ``enqueue_nd_range_kernel``.
-pyopencl is imported lazily: without it the provider contributes no device.
+pyopencl is imported lazily: without it :func:`discover` finds no device.
 """
 from __future__ import annotations
 
@@ -251,13 +251,3 @@ def discover() -> list[OpenCLBackend]:
 
     devices.sort(key=order)
     return [OpenCLBackend(d) for d in devices]
-
-
-def _provider():
-    from ..accelerator import AcceleratorDevice
-
-    out = []
-    for i, backend in enumerate(discover()):
-        rank = {DeviceType.GPU: RANK_GPU, DeviceType.CPU: RANK_CPU}.get(backend.device_type, RANK_ACCELERATOR)
-        out.append(AcceleratorDevice(f"opencl:{i}", backend, rank=rank - i))
-    return out

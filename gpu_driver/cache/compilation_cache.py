@@ -17,7 +17,9 @@ from pathlib import Path
 
 from ..errors import DriverError, invalid
 from ..hal.types import ErrorStatus, ExecutionPreference, Priority
-from ..hal.validation import validate_model
+from ..runtime.device import FEATURE_LEVEL, Device, check_preference_priority
+from ..validation import validate_model
+from .driver import model_digest
 from .format import driver_version
 
 
@@ -32,9 +34,6 @@ class CompilationCache:
 
     def token(self, device, model, preference=ExecutionPreference.FAST_SINGLE_ANSWER) -> bytes:
         """The 32-byte cache token of (model content, device and its version, driver version, preference)."""
-        from ..device import FEATURE_LEVEL, check_preference_priority
-        from .driver import model_digest
-
         preference, _ = check_preference_priority(preference, Priority.MEDIUM)
         validate_model(model, FEATURE_LEVEL)
         h = hashlib.sha256(b"gpu_driver-CompilationCache\0")
@@ -55,8 +54,6 @@ class CompilationCache:
         Any cache failure (corrupt files, another driver build, I/O trouble) falls back to a normal
         preparation, which rewrites the files.  Errors of the preparation itself propagate.
         """
-        from ..device import Device
-
         if not isinstance(device, Device):
             raise invalid(f"CompilationCache.prepare needs a gpu_driver Device, got {device!r}")
         n_model, n_data = device.get_number_of_cache_files_needed()

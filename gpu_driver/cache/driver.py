@@ -26,6 +26,8 @@ import struct
 from typing import Callable, Sequence
 
 from ..errors import DriverError, failure
+from ..hal.model import Model
+from ..hal.serialize import pack, unpack
 from ..hal.types import ErrorStatus, ExecutionPreference
 from ..memory import Memory
 from . import files as cf
@@ -42,8 +44,6 @@ def supports_caching(device) -> bool:
 # ---- model identity --------------------------------------------------------------------------------
 def model_skeleton(model) -> bytes:
     """The model's msgpack form without its memory pools (their bytes travel separately)."""
-    from ..hal.serialize import pack
-
     data, fds = pack(dataclasses.replace(model, pools=[]))
     assert not fds
     return data
@@ -143,9 +143,6 @@ def _check_data(content: ModelCacheContent, data: bytes) -> None:
 
 
 def _rebuild_model(content: ModelCacheContent, pools):
-    from ..hal.model import Model
-    from ..hal.serialize import unpack
-
     try:
         model = unpack(content.model)
         if not isinstance(model, Model) or model.pools:

@@ -29,6 +29,7 @@ from typing import Any, Sequence
 import msgpack
 import numpy as np
 
+from .. import version
 from ..errors import DriverError, failure
 
 MAGIC = b"GDRVCACH"
@@ -71,9 +72,7 @@ def source_digest() -> str:
 
 def driver_version() -> str:
     """``<package version>+<source digest>``; read on every call (tests monkeypatch the version)."""
-    import gpu_driver
-
-    return f"{gpu_driver.__version__}+{source_digest()}"
+    return f"{version.__version__}+{source_digest()}"
 
 
 @dataclass(frozen=True)

@@ -68,7 +68,7 @@ class ScratchTensor:
 class KernelInstance:
     """One launch of one specialised kernel."""
 
-    template: str                                   # file name under opencl_kernels/ops/, e.g. "conv2d.cl"
+    template: str                                   # file name under opencl_kernels/ops/, e.g. "conv.cl"
     defines: dict[str, Union[int, float, str]]      # ${NAME} substitutions (KERNEL_NAME is added by codegen)
     inputs: list[TensorId]
     outputs: list[TensorId]

@@ -1,71 +1,24 @@
-"""Lowering: graph nodes → kernel instances, through per-operation lowering functions.
+"""Lowering: graph nodes → kernel instances (:func:`lower`), through each operation's lowering.
 
-A lowering function is registered with :func:`lowering` and receives a :class:`LoweringContext`
-for one node.  It reads ``ctx.params`` (decoded by the operation's definition in
-gpu_driver.operations), ``ctx.inputs`` / ``ctx.outputs`` (TensorInfos with shapes, quantisation and
-constant values), and calls ``ctx.emit(...)`` once per kernel launch.  It may create preprocessed
-constants (``ctx.constant``: repacked weights, bias folded with zero points, …) and scratch tensors.
-
-``supports`` (optional) says whether the kernels handle a node exactly as stated (types, ranks,
-parameter values); get_supported_operations uses it, so it must be truthful.  Backend-agnostic: no
-pyopencl/cupy here.
+An operation's lowering (registered with its family in gpu_driver/ops/) receives a
+:class:`LoweringContext` for one node.  It reads ``ctx.params`` (decoded by the operation's
+definition), ``ctx.inputs`` / ``ctx.outputs`` (TensorInfos with shapes, quantisation and constant
+values), and calls ``ctx.emit(...)`` once per kernel launch.  It may create preprocessed constants
+(``ctx.constant``: repacked weights, bias folded with zero points, …) and scratch tensors.  Its
+``supports`` predicate (gpu_driver/compiler/support.py) says whether the kernels handle a node
+exactly as stated, so it must be truthful.  Backend-agnostic: no pyopencl/cupy here.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Sequence
 
 import numpy as np
 
 from ..graph import Graph, Node
-from ..hal.types import OperandLifeTime, OperationType
-from ..operations import OpParams, TensorInfo
+from ..hal.types import OperandLifeTime
+from ..ops.definition import OpParams, TensorInfo
 from .ir import KernelInstance, LoweredModel, ScratchTensor, TensorId
-
-LoweringFn = Callable[["LoweringContext"], None]
-SupportFn = Callable[["LoweringContext"], bool]
-
-
-@dataclass
-class LoweringRule:
-    lower: LoweringFn
-    supports: SupportFn | None = None
-    #: device features the generated kernels need (e.g. "fp64"); see Backend.features
-    requires: frozenset = frozenset()
-
-
-LOWERINGS: dict[OperationType, LoweringRule] = {}
-
-
-def lowering(*op_types: OperationType, supports: SupportFn | None = None, requires: Sequence[str] = ()):
-    """Register ``fn(ctx)`` as the lowering of ``op_types``; ``supports(ctx) -> bool`` narrows support;
-    ``requires`` names device features its kernels need (a device without them reports it unsupported)."""
-
-    def register(fn: LoweringFn) -> LoweringFn:
-        for t in op_types:
-            LOWERINGS[t] = LoweringRule(fn, supports, frozenset(requires))
-        return fn
-
-    return register
-
-
-def node_supported(graph: Graph, node: Node, features: frozenset | None = None) -> bool:
-    """Whether the kernels run ``node`` exactly as stated: a lowering exists, the node's parameters
-    are decoded (constant arguments, known shapes), the device has the ``features`` the lowering
-    requires (None: not checked) and its ``supports`` predicate agrees."""
-    from . import lowerings  # noqa: F401  (registers every lowering; imported here, it imports us)
-
-    rule = LOWERINGS.get(node.type)
-    if rule is None or node.params is None:
-        return False  # no kernels, non-constant parameters, or a shape that depends on tensor values
-    if features is not None and not rule.requires <= features:
-        return False  # the device lacks a feature the kernels need (e.g. fp64)
-    if rule.supports is None:
-        return True
-    try:
-        return bool(rule.supports(LoweringContext(graph, node)))
-    except Exception:  # a predicate that cannot decide says no
-        return False
 
 
 @dataclass

@@ -31,11 +31,13 @@ from ..errors import failure
 from ..graph import Graph, build_graph
 from ..hal.model import Model
 from ..hal.types import OPERAND_TYPE_INFO
-from . import lowerings  # noqa: F401  (registers every lowering)
+from ..ops.catalog import lookup
 from .codegen import assign_names, generate
-from .fusion import ElementwiseChain, fold_constants, fuse_activations, fuse_elementwise_chains
+from .elementwise_chain import ElementwiseChain, fuse_elementwise_chains, lower_elementwise_chain
+from .fusion import fold_constants, fuse_activations
 from .ir import LoweredModel, TensorId
-from .lowering import LOWERINGS, LoweringContext, node_supported
+from .lowering import LoweringContext
+from .support import check_supported
 from .planner import Interval, pack, plan_arena
 
 PLAN_VERSION = 1
@@ -78,29 +80,18 @@ def prepare_graph(model: Model, input_shapes: Sequence[tuple[int, ...]] | None =
     return graph
 
 
-def check_supported(graph: Graph) -> None:
-    """GENERAL_FAILURE naming the first operation whose lowering does not support it as specialised."""
-    for node in graph.nodes:
-        if not node_supported(graph, node):
-            shapes = [list(graph.tensors[i].shape or ()) for i in node.inputs]
-            raise failure(f"operation {node.index} ({node.type.name}) is not supported by the accelerator "
-                          f"kernels for input shapes {shapes}")
-
-
 def lower(graph: Graph) -> LoweredModel:
-    from .lowerings.elementwise import lower_elementwise_chain
-
     lowered = LoweredModel()
     for node in graph.nodes:
         if isinstance(node, ElementwiseChain):
             lower_elementwise_chain(LoweringContext(graph, node, lowered))
             continue
-        rule = LOWERINGS.get(node.type)
-        if rule is None:
+        entry = lookup(node.type)
+        if entry is None or entry.lower is None:
             raise failure(f"no lowering for operation {node.index} ({node.type.name})")
         if node.params is None:
             raise failure(f"operation {node.index} ({node.type.name}): shapes or parameters unknown at compile time")
-        rule.lower(LoweringContext(graph, node, lowered))
+        entry.lower(LoweringContext(graph, node, lowered))
     return lowered
 
 

@@ -1,4 +1,4 @@
-"""The NN HAL 1.3 vocabulary: types, records, validation and serialization."""
+"""The NN HAL 1.3 vocabulary: types, records and serialization (validation: gpu_driver.validation)."""
 from .model import (BufferDesc, BufferRole, DataLocation, ExtensionNameAndPrefix, Model, Operand, Operation,
                     Request, RequestArgument, Subgraph, SymmPerChannelQuantParams)
 from .types import (BYTE_SIZE_OF_CACHE_TOKEN, FLT_MAX, LOOP_TIMEOUT_DEFAULT_NS, LOOP_TIMEOUT_MAXIMUM_NS,
@@ -7,6 +7,5 @@ from .types import (BYTE_SIZE_OF_CACHE_TOKEN, FLT_MAX, LOOP_TIMEOUT_DEFAULT_NS, 
                     FusedActivationFunc, MeasureTiming, OperandLifeTime, OperandPerformance, OperandType,
                     OperandTypeInfo, OperationType, OutputShape, PaddingCode, PerformanceInfo, Priority, Timing,
                     boot_time_ns, type_info)
-from .validation import RequestShapes, validate_model, validate_request
 
 __all__ = [name for name in dir() if not name.startswith("_")]

@@ -1,5 +1,9 @@
-"""The reference device: numpy CPU executor (the oracle for every accelerator backend)."""
-from .device import ReferenceDevice, ReferencePreparedModel
-from .executor import ExecutionLimits, ReferenceExecutor
+"""The reference device: numpy CPU executor (the oracle for every accelerator backend).
 
-__all__ = ["ReferenceDevice", "ReferencePreparedModel", "ReferenceExecutor", "ExecutionLimits"]
+- device: ReferenceDevice (HAL IDevice) and ReferencePreparedModel;
+- executor: ReferenceExecutor, running a model's operations in numpy;
+- host_allocator: HostAllocator, the device's allocator over host memory;
+- kernels, registry: the numpy kernel of each operation.
+
+Nothing is imported here, so the kernels can be used without the device layer.
+"""

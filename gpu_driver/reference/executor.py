@@ -14,9 +14,8 @@ from ..errors import DriverError, failure
 from ..graph import merge_shapes, operand_info
 from ..hal.model import Model, Subgraph
 from ..hal.types import LOOP_TIMEOUT_DEFAULT_NS, OPERAND_TYPE_INFO, ErrorStatus, OperationType, boot_time_ns
-from ..operations import TensorInfo, define
-from . import kernels  # noqa: F401  (registers the kernels)
-from .registry import KERNELS
+from ..ops.catalog import lookup
+from ..ops.definition import TensorInfo
 
 
 @dataclass
@@ -66,11 +65,10 @@ class ReferenceExecutor:
             elif op.type == OperationType.WHILE:
                 results = self._run_while(ins, len(op.outputs), limits)
             else:
-                params = define(op.type, ins, outs)
-                kern = KERNELS.get(op.type)
-                if kern is None:
+                entry = lookup(op.type)
+                if entry is None:
                     raise failure(f"reference device has no kernel for {op.type.name}")
-                results = kern(params, ins, outs)
+                results = entry.reference(entry.define(ins, outs), ins, outs)
             for out_idx, value in zip(op.outputs, results):
                 t = tensors[out_idx]
                 t.value = value

@@ -1,4 +1,4 @@
-/* LSH_PROJECTION (operations.md 15), bit-exact with gpu_driver/reference/kernels/lsh.py.
+/* LSH_PROJECTION (operations.md 15), bit-exact with the reference kernel in gpu_driver/ops/lsh.py.
  *
  * STAGE 0: one work item per hash bit (i, j), idx = i*NUM_BITS + j:
  *     seed  = float32(hash[idx])   (F32: its raw bits; F16: converted exactly, NaN payloads as numpy)
@@ -12,7 +12,7 @@
  *
  * The key lives in private memory (KEY_LEN = 4 + ITEM_BYTES bytes, bounded by the lowering); every
  * 64/32-bit load is assembled from bytes (little-endian), so any item size/alignment works.  FarmHash
- * Fingerprint64 (= farmhashna::Hash64) is gpu_driver/reference/farmhash.py transcribed to uint64.
+ * Fingerprint64 (= farmhashna::Hash64) is gpu_driver/farmhash.py transcribed to uint64.
  * Needs fp64 (OpenCL: cl_khr_fp64).
  */
 #ifndef GD_HELPERS_LSH

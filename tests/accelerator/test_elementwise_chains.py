@@ -6,7 +6,7 @@ import pytest
 
 import gpu_driver as gd
 from gpu_driver import OperandType as T, OperationType as O
-from gpu_driver.compiler.fusion import ElementwiseChain
+from gpu_driver.compiler.elementwise_chain import ElementwiseChain
 from gpu_driver.compiler.codegen import generate
 from gpu_driver.compiler.pipeline import lower, prepare_graph
 

@@ -162,7 +162,7 @@ def test_forged_cache_for_a_known_token(device):
 def test_driver_version_invalidates(device, monkeypatch):
     model, tok = chain_model(2), token()
     _, mc, dc = _prepare_saved(device, model, tok)
-    monkeypatch.setattr(gd, "__version__", "999.0.0")
+    monkeypatch.setattr(gd.version, "__version__", "999.0.0")
     assert _status(lambda: device.prepare_model_from_cache(mc, dc, tok)) == ErrorStatus.GENERAL_FAILURE
     _, mc, dc = _prepare_saved(device, model, tok)  # the upgraded driver writes its own cache
     device.prepare_model_from_cache(mc, dc, tok)

@@ -196,8 +196,8 @@ def naive_conv(x, w, b, pads, strides, dil=(1, 1), act=0, depthwise=False, mult=
 def run_direct(op, args, out_type, out_scale=0.0, out_zp=0):
     """Run definition + kernel directly on TensorInfos (for cases a Request cannot carry, such as a
     zero-sized input, which in a real model comes from an earlier operation)."""
-    from gpu_driver.operations import TensorInfo, define
-    from gpu_driver.reference.registry import KERNELS
+    from gpu_driver.ops.catalog import lookup
+    from gpu_driver.ops.definition import TensorInfo
 
     infos = []
     for a in args:
@@ -209,5 +209,5 @@ def run_direct(op, args, out_type, out_scale=0.0, out_zp=0):
         else:
             infos.append(TensorInfo(OT.INT32, (), value=a))
     outs = [TensorInfo(out_type, None, out_scale, out_zp, known_shape=False)]
-    params = define(op, infos, outs)
-    return KERNELS[op](params, infos, outs)[0]
+    entry = lookup(op)
+    return entry.reference(entry.define(infos, outs), infos, outs)[0]

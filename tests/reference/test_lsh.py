@@ -10,7 +10,7 @@ import pytest
 import gpu_driver as gd
 from gpu_driver import ErrorStatus, OperandType as T, OperationType as O
 from gpu_driver.errors import DriverError
-from gpu_driver.reference.farmhash import fingerprint64, fingerprint64_signed
+from gpu_driver.farmhash import fingerprint64, fingerprint64_signed
 
 F32, F16 = T.TENSOR_FLOAT32, T.TENSOR_FLOAT16
 

@@ -10,10 +10,9 @@ import pytest
 import gpu_driver as gd
 from gpu_driver import ErrorStatus, OperandType as T, OperationType as O
 from gpu_driver.errors import DriverError
-from gpu_driver.operations.recurrent import (LSTM_B_C, LSTM_B_F, LSTM_B_I, LSTM_B_O, LSTM_B_PROJ, LSTM_LN_C,
-                                             LSTM_LN_F, LSTM_LN_I, LSTM_LN_O, LSTM_W_CF, LSTM_W_CI, LSTM_W_CO,
-                                             LSTM_W_HC, LSTM_W_HF, LSTM_W_HI, LSTM_W_HO, LSTM_W_PROJ, LSTM_W_XC,
-                                             LSTM_W_XF, LSTM_W_XI, LSTM_W_XO)
+from gpu_driver.ops.recurrent import (LSTM_B_C, LSTM_B_F, LSTM_B_I, LSTM_B_O, LSTM_B_PROJ, LSTM_LN_C, LSTM_LN_F,
+                                      LSTM_LN_I, LSTM_LN_O, LSTM_W_CF, LSTM_W_CI, LSTM_W_CO, LSTM_W_HC, LSTM_W_HF,
+                                      LSTM_W_HI, LSTM_W_HO, LSTM_W_PROJ, LSTM_W_XC, LSTM_W_XF, LSTM_W_XI, LSTM_W_XO)
 
 F32 = T.TENSOR_FLOAT32
 F16 = T.TENSOR_FLOAT16
@@ -398,8 +397,8 @@ def test_rnn_rejects_bad_activation_and_shapes():
 def test_rnn_zero_sized_batch_fails_at_execution():
     # a request cannot carry a zero-sized input, but another operation may produce one (§0.6):
     # call the definition and the kernel directly with execution-time infos
-    from gpu_driver.operations import TensorInfo, define
-    from gpu_driver.reference.registry import KERNELS
+    from gpu_driver.ops.catalog import lookup
+    from gpu_driver.ops.definition import TensorInfo
 
     def info(shape, value, t=F32):
         return TensorInfo(type=t, shape=shape, value=value, index=0)
@@ -407,10 +406,11 @@ def test_rnn_zero_sized_batch_fails_at_execution():
            info((2, 2), np.eye(2, dtype=np.float32)), info((2,), np.zeros(2, np.float32)),
            info((0, 2), np.zeros((0, 2), np.float32)), info((), 0, T.INT32)]
     outs = [info((0, 2), None), info((0, 2), None)]
-    params = define(O.RNN, ins, outs)
+    entry = lookup(O.RNN)
+    params = entry.define(ins, outs)
     assert params.output_shapes == [(0, 2), (0, 2)]
     with pytest.raises(DriverError) as err:
-        KERNELS[O.RNN](params, ins, outs)
+        entry.reference(params, ins, outs)
     assert err.value.status == ErrorStatus.GENERAL_FAILURE
 
 

@@ -1,14 +1,14 @@
-"""FULLY_CONNECTED on OpenCL vs the reference (quant8 exact)."""
+"""FULLY_CONNECTED on each accelerator device vs the reference: ranks 2–4, every fused activation
+(quant8 exact)."""
 import numpy as np
 import pytest
 
-from .harness import F32, I32T, OP, Q8A, Const, In, Out, check_op, i32, requires_opencl
-
-pytestmark = requires_opencl
+from .harness import check_op
+from .models import F32, I32T, OP, Q8A, Const, In, Out, i32
 
 
 @pytest.mark.parametrize("quant", [False, True])
-def test_fully_connected(quant):
+def test_fully_connected(accelerator, quant):
     rng = np.random.default_rng(14)
     for shape, units, act in [((1, 7), 5, 0), ((5, 16), 9, 1), ((2, 3, 4), 3, 2), ((3, 2, 2, 10), 13, 3)]:
         size = 10 if len(shape) == 4 else shape[-1]
@@ -19,4 +19,4 @@ def test_fully_connected(quant):
         else:
             x, out = In(F32, shape), Out(F32)
             w, b = Const(F32, rng.uniform(-1, 1, (units, size))), Const(F32, rng.uniform(-1, 1, (units,)))
-        check_op(OP.FULLY_CONNECTED, [x, w, b, i32(act)], [out], rng, what=f"{shape} {units} {act}")
+        check_op(accelerator, OP.FULLY_CONNECTED, [x, w, b, i32(act)], [out], rng, what=f"{shape} {units} {act}")

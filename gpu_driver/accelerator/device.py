@@ -1,0 +1,77 @@
+"""AcceleratorDevice: the HAL device on top of any backend (OpenCL, CUDA).
+
+Backend-agnostic: everything runtime-specific is behind gpu_driver.backends.base.Backend, which is
+also the device's allocator (driver-managed buffers live in its device memory).  Operation support is
+decided on the whole graph (gpu_driver.compiler.support); preparation is AcceleratorPreparedModel's.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from .. import calibration
+from ..compiler.pipeline import CompiledModel
+from ..compiler.support import supported_nodes
+from ..errors import DriverError
+from ..hal.model import Model, Operation, Subgraph
+from ..hal.types import Capabilities, DeviceType, ExecutionPreference, Priority
+from ..runtime.device import Device
+from ..runtime.prepared_model import PreparedModel
+from ..version import __version__
+from .prepared_model import AcceleratorPreparedModel
+
+
+class AcceleratorDevice(Device):
+    """A device of an accelerator backend: "opencl:N", "cuda:N"."""
+
+    def __init__(self, name: str, backend, rank: int = 100):
+        super().__init__(allocator=backend)  # driver-managed buffers live in backend device memory
+        self.name = name
+        self.rank = rank
+        self.backend = backend
+        self._capabilities: Capabilities | None = None
+
+    # ---- queries ---------------------------------------------------------------------------------
+    def get_type(self) -> DeviceType:
+        """HAL ``getType``: the backend device's kind."""
+        return self.backend.device_type
+
+    def get_version_string(self) -> str:
+        """HAL ``getVersionString``: driver version, runtime, device and runtime versions."""
+        b = self.backend
+        return f"gpu_driver-{__version__}-{b.runtime}-{b.device_name} ({b.runtime_version})"
+
+    def supports_control_flow(self) -> bool:
+        return False
+
+    def _support_list(self, model: Model) -> list[bool]:
+        """Decided for the whole graph at once (fusion and shapes are graph-wide)."""
+        try:
+            return supported_nodes(model, self.backend.features)
+        except DriverError:
+            return [False] * len(model.main.operations)
+
+    def _supports_operation(self, model: Model, subgraph: Subgraph, op: Operation) -> bool:
+        if subgraph is not model.main:
+            return False
+        return self._support_list(model)[model.main.operations.index(op)]
+
+    def get_capabilities(self) -> Capabilities:
+        """HAL ``getCapabilities_1_3``: per operand type, measured time relative to the reference device
+        (gpu_driver.calibration), persisted per device and driver version so the figures are stable
+        across restarts; ``gpu-driver calibrate`` re-measures them."""
+        with self._lock:
+            if self._capabilities is None:
+                self._capabilities = calibration.capabilities(calibration.calibrate(self))
+            return self._capabilities
+
+    # ---- preparation -----------------------------------------------------------------------------
+    def _prepare(self, model: Model, preference: ExecutionPreference, priority: Priority, deadline_ns,
+                 model_cache: Sequence, data_cache: Sequence, token) -> PreparedModel:
+        return AcceleratorPreparedModel(self, model)
+
+    def load_prepared(self, binary: bytes, plan: dict, constants: list[np.ndarray],
+                      model: Model) -> AcceleratorPreparedModel:
+        """A prepared model from a cache payload (see AcceleratorPreparedModel.cache_payload), no compiling."""
+        return AcceleratorPreparedModel(self, model, compiled=CompiledModel(binary, plan, list(constants)))

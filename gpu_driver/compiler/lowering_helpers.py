@@ -1,0 +1,104 @@
+"""Helpers of the operation lowerings: C types, kernel defines, launch shapes (no pyopencl/cupy here)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..hal.abbreviations import F32, I32, Q8A  # noqa: F401  (re-exported to the lowerings)
+from ..sizes import ceil_div, element_count as numel, round_up  # noqa: F401  (re-exported to the lowerings)
+from .ir import C_TYPES
+
+# (qmin, qmax) of the quantized types our kernels handle
+QRANGE = {Q8A: (0, 255)}
+
+
+def ctype(info) -> str:
+    return C_TYPES[info.type]
+
+
+def known(*infos) -> bool:
+    """Every tensor's shape fully known (lowering specialises on shapes)."""
+    for t in infos:
+        if t.shape is None or (not t.known_shape and 0 in t.shape):
+            return False
+    return True
+
+
+def params_ok(ctx) -> bool:
+    """The node was decoded (shapes and scalar arguments known at preparation)."""
+    return ctx.node.params is not None
+
+
+def scalars_constant(ctx, indexes) -> bool:
+    """Every listed scalar input exists and is a constant (kernels bake scalars in as literals)."""
+    n = len(ctx.node.inputs)
+    for i in indexes:
+        if i >= n:
+            continue
+        info = ctx.inputs[i]
+        if info.omitted:
+            continue
+        if not ctx.is_constant(i):
+            return False
+    return True
+
+
+def trailing_scalars_constant(ctx, first: int) -> bool:
+    return scalars_constant(ctx, range(first, len(ctx.node.inputs)))
+
+
+def types_are(infos, allowed) -> bool:
+    return all(t.type in allowed for t in infos)
+
+
+def fdef(x: float) -> float:
+    """A float literal for a ${NAME} (float32-exact; infinities become INFINITY)."""
+    return float(np.float32(x))
+
+
+def float_act(lo: float, hi: float) -> dict:
+    """ACT_FMIN/ACT_FMAX/HAS_ACT defines of a fused activation clamp [lo, hi] on a float output."""
+    return {"HAS_ACT": int(not (math.isinf(lo) and math.isinf(hi))), "ACT_FMIN": fdef(lo), "ACT_FMAX": fdef(hi)}
+
+
+def pad_dims(shape, rank: int = 4) -> tuple[int, ...]:
+    shape = tuple(int(d) for d in shape)
+    return (1,) * (rank - len(shape)) + shape
+
+
+def row_strides(shape) -> tuple[int, ...]:
+    strides = []
+    s = 1
+    for d in reversed(shape):
+        strides.append(s)
+        s *= d
+    return tuple(reversed(strides))
+
+
+def axis_split(shape, axis: int) -> tuple[int, int, int]:
+    """(outer, axis_size, inner) element counts of a row-major tensor around ``axis``."""
+    axis = axis % len(shape)
+    return numel(shape[:axis]), int(shape[axis]), numel(shape[axis + 1:])
+
+
+def launch_1d(count: int, local: int = 64) -> tuple[tuple[int], tuple[int] | None]:
+    """Global/local size of a 1-D launch over ``count`` items (kernels bounds-check)."""
+    count = max(int(count), 1)
+    if count < local:
+        return (count,), None
+    return (round_up(count, local),), (local,)
+
+
+def act_defines(params, out) -> dict:
+    """Fused-activation defines from ActivationParams (float_min/max, act_min/max) for output ``out``."""
+    d = float_act(params.float_min, params.float_max)
+    d["ACT_MIN"], d["ACT_MAX"] = (params.act_min, params.act_max) if out.is_quantized else (0, 0)
+    return d
+
+
+def broadcast_strides(shape, out_shape) -> tuple[int, ...]:
+    """Element strides of ``shape`` read at each index of the rank-4 ``out_shape`` (0 = broadcast axis)."""
+    shape = pad_dims(shape)
+    strides = row_strides(shape)
+    return tuple(0 if (d == 1 and o != 1) else s for d, s, o in zip(shape, strides, out_shape))

@@ -1,0 +1,29 @@
+"""NHWC / NCHW: the layout flag of the image operations, for definitions and reference kernels."""
+from __future__ import annotations
+
+import numpy as np
+
+from .definition import TensorInfo, require
+
+
+def nhwc_dims(inp: TensorInfo, nchw: bool, op_name: str) -> tuple[int, int, int, int]:
+    """(N, H, W, C) of a rank-4 input in either layout."""
+    dims = inp.dims()
+    require(len(dims) == 4, op_name, f"input must be rank 4, got shape {list(dims)}")
+    n, a, b, c = dims
+    n, h, w, c = (n, b, c, a) if nchw else (n, a, b, c)
+    require(h > 0 and w > 0 and c > 0, op_name, f"input height, width and depth must be > 0, got {list(dims)}")
+    return n, h, w, c
+
+
+def stored_shape(n: int, h: int, w: int, c: int, nchw: bool) -> tuple[int, int, int, int]:
+    """The shape of an NHWC-described tensor as stored in the operation's layout."""
+    return (n, c, h, w) if nchw else (n, h, w, c)
+
+
+def to_nhwc(x: np.ndarray, nchw: bool) -> np.ndarray:
+    return x.transpose(0, 2, 3, 1) if nchw else x
+
+
+def from_nhwc(x: np.ndarray, nchw: bool) -> np.ndarray:
+    return np.ascontiguousarray(x.transpose(0, 3, 1, 2) if nchw else x)

@@ -1,0 +1,183 @@
+"""L2_NORMALIZATION and LOCAL_RESPONSE_NORMALIZATION along one axis (default the last).
+
+- L2_NORMALIZATION: float ``x / max(√Σx², epsilon)``; quantized types follow the exact TFLite integer
+  path and have a fixed output quantization (scale 1/128).  The accelerator kernel runs float32
+  (exact) and quant8_asymm (within ±1).
+- LOCAL_RESPONSE_NORMALIZATION: float types only; the window is clipped to the axis and alpha is
+  not divided by the window size.  The accelerator kernel runs float32.
+- Both accept rank 1..4; a rank other than 4 needs feature level 3.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .. import fixedpoint as fp
+from .. import quant
+from ..compiler.lowering_helpers import ctype, known, launch_1d, params_ok, trailing_scalars_constant
+from ..hal.types import OperandType, OperationType
+from .definition import TensorInfo, as_float32, require
+from .registry import operation
+from .shape_preserving import (SIGNED_UNIT_INTERVAL_QUANT, AxisParams, axis_fields, axis_view, fixed_output_quant,
+                               float_compute, has_fixed_q8a_quant)
+from .signature import F16, F32, FLOAT_TYPES, Q8A, Q8AS, RANK_UP_TO_4, OpContext, OpSignature, Variant, i32
+
+if TYPE_CHECKING:  # pragma: no cover - annotations only
+    from ..compiler.lowering import LoweringContext
+
+
+# ---- params ------------------------------------------------------------------------------------------
+
+@dataclass
+class L2NormParams(AxisParams):
+    """L2_NORMALIZATION.
+
+    Float: ``out = x / max(√Σx², epsilon)`` over the axis.
+    Quantized (exact TFLite integer path): v = q − input_zero_point; s = Σv² (int32);
+    (m, sh) = GetInvSqrtQuantizedMultiplierExp(s, −1) (gpu_driver.fixedpoint, sh ≤ 0);
+    out = clamp(MBQM_lt1(128·v, m, sh) + output_zero_point, qmin, qmax).  Output scale is fixed 1/128
+    with zero point 128 (Q8A) or 0 (Q8AS).
+    """
+
+    epsilon: float = 1e-6
+    input_zero_point: int = 0
+    output_zero_point: int = 0
+
+
+@dataclass
+class LRNParams(AxisParams):
+    """LOCAL_RESPONSE_NORMALIZATION (float only):
+    ``out[i] = x[i] · (bias + alpha · Σ_{j=max(0,i−radius)}^{min(L−1,i+radius)} x[j]²)^(−beta)``
+    along the axis (L = axis_size; alpha is not divided by the window size).  ``radius`` is the
+    decoded value (≥ 0; windows are clipped to the axis).  bias/alpha/beta are fp32 values.
+    """
+
+    radius: int = 0
+    bias: float = 1.0
+    alpha: float = 1.0
+    beta: float = 0.5
+
+
+# ---- signatures --------------------------------------------------------------------------------------
+
+def _check_rank4_from_fl3(ctx: OpContext, t: OperandType) -> int:
+    """A rank other than 4 needs FL3."""
+    r = ctx.rank(ctx.inp(0))
+    return 3 if r is None or r != 4 else 1
+
+
+_OPTIONAL_AXIS = ((i32,), 3)
+L2_NORMALIZATION_SIGNATURE = OpSignature(
+    {F32: 1, F16: 3, Q8A: 3, Q8AS: 4}, (Variant("l2norm", ("T",), ("T",), (_OPTIONAL_AXIS,)),),
+    ranks={0: RANK_UP_TO_4}, out_ranks={0: RANK_UP_TO_4}, fixed_quant=SIGNED_UNIT_INTERVAL_QUANT,
+    check=_check_rank4_from_fl3)
+LOCAL_RESPONSE_NORMALIZATION_SIGNATURE = OpSignature(
+    FLOAT_TYPES, (Variant("lrn", ("T", i32, "F", "F", "F"), ("T",), (_OPTIONAL_AXIS,)),),
+    ranks={0: RANK_UP_TO_4}, out_ranks={0: RANK_UP_TO_4}, check=_check_rank4_from_fl3)
+
+
+# ---- reference kernels -------------------------------------------------------------------------------
+
+def reference_l2_normalization(params: L2NormParams, inputs: list[TensorInfo],
+                               outputs: list[TensorInfo]) -> list[np.ndarray]:
+    inp, out = inputs[0], outputs[0]
+    x = inp.array()
+    if not inp.is_quantized:
+        v = axis_view(float_compute(x), params)
+        norm = np.sqrt((v * v).sum(axis=1, keepdims=True))
+        r = v / np.maximum(norm, np.float32(params.epsilon))
+        return [r.reshape(x.shape).astype(out.dtype)]
+    v = axis_view(x.astype(np.int64) - params.input_zero_point, params)
+    multiplier, shift = fp.inv_sqrt_quantized_multiplier_exp((v * v).sum(axis=1, keepdims=True), -1)
+    r = quant.multiply_by_quantized_multiplier_smaller_than_one(v * 128, multiplier, shift)
+    qmin, qmax = out.qrange
+    r = np.clip(r + params.output_zero_point, qmin, qmax)
+    return [r.reshape(x.shape).astype(out.dtype)]
+
+
+def reference_local_response_normalization(params: LRNParams, inputs: list[TensorInfo],
+                                           outputs: list[TensorInfo]) -> list[np.ndarray]:
+    x = inputs[0].array()
+    v = axis_view(float_compute(x), params).astype(np.float64)
+    size = params.axis_size
+    radius = min(params.radius, size)
+    # windowed sum of squares along axis 1 with a cumulative sum (window clipped to the axis)
+    csum = np.concatenate([np.zeros_like(v[:, :1]), np.cumsum(v * v, axis=1)], axis=1)
+    idx = np.arange(size)
+    lo = np.maximum(idx - radius, 0)
+    hi = np.minimum(idx + radius, size - 1) + 1
+    sq = csum[:, hi] - csum[:, lo]
+    r = v * np.power(params.bias + params.alpha * sq, -params.beta)
+    return [r.reshape(x.shape).astype(outputs[0].dtype)]
+
+
+# ---- lowerings ---------------------------------------------------------------------------------------
+
+def supports_l2_normalization(ctx: LoweringContext) -> bool:
+    if not params_ok(ctx) or not trailing_scalars_constant(ctx, 1):
+        return False
+    x, out = ctx.inputs[0], ctx.outputs[0]
+    if not known(x, out) or len(x.shape) > 4 or x.type != out.type or x.type not in (F32, Q8A):
+        return False
+    return x.type == F32 or has_fixed_q8a_quant(out, SIGNED_UNIT_INTERVAL_QUANT)
+
+
+def lower_l2_normalization(ctx: LoweringContext) -> None:
+    p = ctx.params
+    x = ctx.inputs[0]
+    rows = p.outer_size * p.inner_size
+    if rows * p.axis_size == 0:
+        return
+    d = {"T": ctype(x), "QUANT": int(x.type == Q8A), "OUTER": p.outer_size, "AXIS": p.axis_size,
+         "INNER": p.inner_size, "EPS": float(p.epsilon), "ZX": p.input_zero_point, "ZO": p.output_zero_point,
+         "QMIN": 0, "QMAX": 255}
+    g, l = launch_1d(rows, 32)
+    ctx.emit("normalization_l2.cl", d, [ctx.input(0)], [ctx.output(0)], g, l)
+
+
+def supports_local_response_normalization(ctx: LoweringContext) -> bool:
+    if not params_ok(ctx) or not trailing_scalars_constant(ctx, 1):
+        return False
+    x, out = ctx.inputs[0], ctx.outputs[0]
+    return known(x, out) and len(x.shape) <= 4 and x.type == F32 and out.type == F32
+
+
+def lower_local_response_normalization(ctx: LoweringContext) -> None:
+    p = ctx.params
+    count = p.outer_size * p.axis_size * p.inner_size
+    if count == 0:
+        return
+    d = {"COUNT": count, "AXIS": p.axis_size, "INNER": p.inner_size, "RADIUS": min(p.radius, p.axis_size),
+         "BIAS": float(p.bias), "ALPHA": float(p.alpha), "BETA": float(p.beta)}
+    g, l = launch_1d(count)
+    ctx.emit("normalization_lrn.cl", d, [ctx.input(0)], [ctx.output(0)], g, l)
+
+
+# ---- the operations ----------------------------------------------------------------------------------
+
+@operation(OperationType.L2_NORMALIZATION, signature=L2_NORMALIZATION_SIGNATURE,
+           reference=reference_l2_normalization, lower=lower_l2_normalization,
+           supports=supports_l2_normalization)
+def l2_normalization(inputs: list[TensorInfo], outputs: list[TensorInfo]) -> L2NormParams:
+    inp, out = inputs[0], outputs[0]
+    shape, fields = axis_fields(inputs, 1, "L2_NORMALIZATION", allow_empty=False)
+    params = L2NormParams(output_shapes=[shape], **fields)
+    if inp.is_quantized:
+        params.input_zero_point = inp.zero_point
+        params.output_zero_point = fixed_output_quant(inp, out, "L2_NORMALIZATION", SIGNED_UNIT_INTERVAL_QUANT)
+    return params
+
+
+@operation(OperationType.LOCAL_RESPONSE_NORMALIZATION, signature=LOCAL_RESPONSE_NORMALIZATION_SIGNATURE,
+           reference=reference_local_response_normalization, lower=lower_local_response_normalization,
+           supports=supports_local_response_normalization)
+def local_response_normalization(inputs: list[TensorInfo], outputs: list[TensorInfo]) -> LRNParams:
+    name = "LOCAL_RESPONSE_NORMALIZATION"
+    require(not inputs[0].is_quantized, name, "quantized types are not supported")
+    shape, fields = axis_fields(inputs, 5, name, allow_empty=False)
+    radius = inputs[1].scalar()
+    require(radius >= 0, name, f"radius must be ≥ 0, got {radius}")
+    return LRNParams(output_shapes=[shape], **fields, radius=radius, bias=as_float32(inputs[2].scalar()),
+                     alpha=as_float32(inputs[3].scalar()), beta=as_float32(inputs[4].scalar()))

@@ -1,0 +1,65 @@
+"""The operation registry: one :class:`OperationDef` per operation code, filled by the family modules.
+
+Everything the driver knows about an operation is reached from here: validation applies
+``signature``, every consumer calls ``define`` for the decoded parameters, the reference device runs
+``reference``, and the compiler lowers with ``lower`` where ``supports`` agrees.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable, Sequence
+
+import numpy as np
+
+from ..hal.types import OperationType
+from .definition import OpParams, TensorInfo
+from .signature import OpSignature
+
+if TYPE_CHECKING:  # pragma: no cover - annotations only
+    from ..compiler.lowering import LoweringContext
+
+Definition = Callable[[list[TensorInfo], list[TensorInfo]], OpParams]
+#: ``fn(params, inputs, outputs) -> one array per output``: ``inputs`` carry the actual data in
+#: ``value`` (None for an omitted input); raises DriverError(GENERAL_FAILURE) for bad data
+ReferenceKernel = Callable[[OpParams, list[TensorInfo], list[TensorInfo]], list[np.ndarray]]
+#: ``fn(ctx)``: emits the node's kernel launches through ``ctx.emit`` (gpu_driver.compiler.lowering)
+Lowering = Callable[["LoweringContext"], None]
+#: ``fn(ctx) -> bool``: whether the lowering runs this node exactly as stated (must be truthful)
+SupportPredicate = Callable[["LoweringContext"], bool]
+#: ``fn(inputs) -> index``: the input holding the fused activation code, None when there is none
+FusedActivationInput = Callable[[list[TensorInfo]], "int | None"]
+
+
+@dataclass(frozen=True)
+class OperationDef:
+    """Everything about one operation."""
+
+    type: OperationType
+    signature: OpSignature
+    define: Definition
+    reference: ReferenceKernel
+    lower: Lowering | None = None
+    supports: SupportPredicate | None = None
+    #: device features the lowering's kernels need (e.g. "fp64"; see the backends' ``features``)
+    requires: frozenset = frozenset()
+    fused_activation_input: FusedActivationInput | None = None
+
+
+REGISTRY: dict[OperationType, OperationDef] = {}
+
+
+def operation(op_type: OperationType, *, signature: OpSignature, reference: ReferenceKernel,
+              lower: Lowering | None = None, supports: SupportPredicate | None = None,
+              requires: Sequence[str] = (), fused_activation_input: FusedActivationInput | None = None):
+    """Register the decorated definition of ``op_type`` with the rest of what the driver knows of it.
+
+    Stack one decorator per operation code when several share a definition."""
+
+    def register(define: Definition) -> Definition:
+        if op_type in REGISTRY:
+            raise ValueError(f"{op_type.name} is registered twice")
+        REGISTRY[op_type] = OperationDef(op_type, signature, define, reference, lower, supports,
+                                         frozenset(requires), fused_activation_input)
+        return define
+
+    return register

@@ -1,0 +1,155 @@
+"""RESIZE_BILINEAR: by output size (FL1) or by scale (FL3), optional NCHW layout (FL3),
+align_corners / half_pixel_centers (FL4).
+
+Arithmetic is TFLite's reference, in fp32 and in its order; quantized types interpolate the raw
+stored values and truncate toward zero (the C float→integer cast).  The lowering runs NHWC, float32
+and quant8_asymm.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..compiler.lowering_helpers import QRANGE, ctype, known, params_ok, trailing_scalars_constant
+from ..hal.types import OperandType, OperationType
+from .definition import OpParams, TensorInfo, optional_bool, require, same_quant_as_input
+from .layout import from_nhwc, nhwc_dims, stored_shape, to_nhwc
+from .registry import operation
+from .signature import BOOL, F16, F32, LAYOUT, Q8A, Q8AS, RANK4, OpSignature, Variant, i32
+
+if TYPE_CHECKING:  # pragma: no cover - annotations only
+    from ..compiler.lowering import LoweringContext
+
+
+# ---- params ---------------------------------------------------------------------------------------------
+
+@dataclass
+class ResizeParams(OpParams):
+    """An image resize, NHWC-normalised (``nchw``: input 0 / output 0 are stored [N,C,H,W]).
+
+    Per output row y (and likewise column x), all in fp32 exactly as the reference:
+    ``src = half_pixel_centers ? (y + 0.5)·height_scale − 0.5 : y·height_scale``,
+    ``y0 = max(floor(src), 0)``, ``y1 = min(ceil(src), in_h − 1)``, ``ty = src − y0``;
+    out = in[y0,x0]·(1−ty)·(1−tx) + in[y1,x0]·ty·(1−tx) + in[y0,x1]·(1−ty)·tx + in[y1,x1]·ty·tx
+    (left to right).  Quantized types interpolate the raw stored values and truncate toward zero.
+    ``height_scale``/``width_scale`` are fp32 values: (in−1)/(out−1) when align_corners and out > 1,
+    else in/out.
+    """
+
+    nchw: bool = False
+    batch: int = 0
+    channels: int = 0
+    in_h: int = 0
+    in_w: int = 0
+    out_h: int = 0
+    out_w: int = 0
+    align_corners: bool = False
+    half_pixel_centers: bool = False
+    height_scale: float = 1.0
+    width_scale: float = 1.0
+
+
+# ---- signature ------------------------------------------------------------------------------------------
+
+#: after the sizes / scales: NCHW flag (FL3), align_corners (FL4), half_pixel_centers (FL4)
+_RESIZE_FLAGS = (LAYOUT, ((BOOL,), 4), ((BOOL,), 4))
+
+RESIZE_BILINEAR_SIGNATURE = OpSignature(
+    {F32: 1, F16: 3, Q8A: 3, Q8AS: 4},
+    (Variant("size", ("T", i32, i32), ("T",), _RESIZE_FLAGS),
+     Variant("scale", ("T", "F", "F"), ("T",), _RESIZE_FLAGS, feature_level=3)),
+    ranks={0: RANK4}, out_ranks={0: RANK4}, same_quant=((0, 0),))
+
+
+# ---- definition helpers ---------------------------------------------------------------------------------
+
+def axis_scale(in_size: int, out_size: int, align_corners: bool) -> float:
+    """The fp32 source-per-destination step of one axis (TFLite's height_scale / width_scale)."""
+    if align_corners and out_size > 1:
+        return float(np.float32(in_size - 1) / np.float32(out_size - 1))
+    return float(np.float32(in_size) / np.float32(out_size))
+
+
+def decode_resize(inputs: list[TensorInfo], outputs: list[TensorInfo], name: str) -> ResizeParams:
+    """Decode input, new width/height (sizes or scales), layout, align_corners, half_pixel_centers."""
+    inp, out = inputs[0], outputs[0]
+    nchw = optional_bool(inputs, 3)
+    align = optional_bool(inputs, 4)
+    half = optional_bool(inputs, 5)
+    require(not (align and half), name, "align_corners and half_pixel_centers cannot both be true")
+    same_quant_as_input(inp, out, name)
+    n, h, w, c = nhwc_dims(inp, nchw, name)
+    if inputs[1].type == OperandType.INT32:
+        new_w, new_h = inputs[1].scalar(), inputs[2].scalar()
+    else:
+        ws, hs = inputs[1].scalar(), inputs[2].scalar()
+        require(math.isfinite(ws) and math.isfinite(hs), name, f"scales must be finite, got {ws}, {hs}")
+        new_w = int(math.floor(np.float32(w) * np.float32(ws)))
+        new_h = int(math.floor(np.float32(h) * np.float32(hs)))
+    require(new_w > 0 and new_h > 0, name, f"output height and width must be > 0, got {new_h}×{new_w}")
+    return ResizeParams(output_shapes=[stored_shape(n, new_h, new_w, c, nchw)], nchw=nchw, batch=n, channels=c,
+                        in_h=h, in_w=w, out_h=new_h, out_w=new_w, align_corners=align, half_pixel_centers=half,
+                        height_scale=axis_scale(h, new_h, align), width_scale=axis_scale(w, new_w, align))
+
+
+# ---- reference kernel -----------------------------------------------------------------------------------
+
+def interpolation_axis(out_size: int, scale: float, half_pixel: bool, in_size: int):
+    """(lower index, upper index, fraction) per output position of one axis, in fp32."""
+    o = np.arange(out_size, dtype=np.float32)
+    s = np.float32(scale)
+    src = (o + np.float32(0.5)) * s - np.float32(0.5) if half_pixel else o * s
+    lo = np.maximum(np.floor(src).astype(np.int64), 0)
+    hi = np.minimum(np.ceil(src).astype(np.int64), in_size - 1)
+    return lo, hi, (src - lo.astype(np.float32)).astype(np.float32)
+
+
+def resize_bilinear_reference(params: ResizeParams, inputs: list[TensorInfo],
+                              outputs: list[TensorInfo]) -> list[np.ndarray]:
+    p, out = params, outputs[0]
+    x = to_nhwc(inputs[0].array(), p.nchw).astype(np.float32)
+    y0, y1, ty = interpolation_axis(p.out_h, p.height_scale, p.half_pixel_centers, p.in_h)
+    x0, x1, tx = interpolation_axis(p.out_w, p.width_scale, p.half_pixel_centers, p.in_w)
+    ty = ty[None, :, None, None]
+    tx = tx[None, None, :, None]
+    one = np.float32(1.0)
+    rows0, rows1 = x[:, y0], x[:, y1]
+    r = (rows0[:, :, x0] * (one - ty) * (one - tx) + rows1[:, :, x0] * ty * (one - tx)
+         + rows0[:, :, x1] * (one - ty) * tx + rows1[:, :, x1] * ty * tx)
+    if inputs[0].is_quantized:
+        qmin, qmax = out.qrange
+        r = np.clip(np.trunc(r), qmin, qmax)      # C float→integer cast truncates
+    return [from_nhwc(r.astype(out.dtype), p.nchw)]
+
+
+# ---- lowering -------------------------------------------------------------------------------------------
+
+def resize_bilinear_supported(ctx: LoweringContext) -> bool:
+    if not params_ok(ctx) or not trailing_scalars_constant(ctx, 1):
+        return False
+    x, out = ctx.inputs[0], ctx.outputs[0]
+    return not ctx.params.nchw and known(x, out) and x.type == out.type and x.type in (F32, Q8A)
+
+
+def lower_resize_bilinear(ctx: LoweringContext) -> None:
+    """One resize.cl launch over (channel, output column, batch·output row)."""
+    p = ctx.params
+    if p.batch == 0:
+        return
+    x = ctx.inputs[0]
+    qmin, qmax = QRANGE.get(x.type, (0, 0))
+    d = {"T": ctype(x), "QUANT": int(x.type == Q8A), "H": p.in_h, "W": p.in_w, "C": p.channels, "OH": p.out_h,
+         "OW": p.out_w, "ROWS": p.batch * p.out_h, "SCALE_H": float(p.height_scale), "SCALE_W": float(p.width_scale),
+         "HALF_PIXEL": int(p.half_pixel_centers), "QMIN": qmin, "QMAX": qmax}
+    ctx.emit("resize.cl", d, [ctx.input(0)], [ctx.output(0)], (p.channels, p.out_w, p.batch * p.out_h))
+
+
+# ---- the operation --------------------------------------------------------------------------------------
+
+@operation(OperationType.RESIZE_BILINEAR, signature=RESIZE_BILINEAR_SIGNATURE, reference=resize_bilinear_reference,
+           lower=lower_resize_bilinear, supports=resize_bilinear_supported)
+def resize_bilinear(inputs: list[TensorInfo], outputs: list[TensorInfo]) -> ResizeParams:
+    return decode_resize(inputs, outputs, "RESIZE_BILINEAR")
