@@ -53,7 +53,7 @@ def _measure(name, model, input_shape, device, cold_runs: int, warm_runs: int, c
     paths = [os.path.join(cache_dir, f"{name}.{kind}") for kind in ("model", "data")]
     with open(paths[0], "w+b") as mc, open(paths[1], "w+b") as dc:
         for i in range(cold_runs):
-            device.backend._built.clear()
+            device.backend.session.built.clear()
             t = time.perf_counter()
             pm = device.prepare_model(model, model_cache=[mc] if i == 0 else [],
                                       data_cache=[dc] if i == 0 else [], token=token)
@@ -63,7 +63,7 @@ def _measure(name, model, input_shape, device, cold_runs: int, warm_runs: int, c
         ref_out = pm.execute([x])[0]
         cold_first_exec = time.perf_counter() - t
         for _ in range(warm_runs):
-            device.backend._built.clear()
+            device.backend.session.built.clear()
             t = time.perf_counter()
             pm2 = device.prepare_model_from_cache([mc], [dc], token)
             warm.append(time.perf_counter() - t)

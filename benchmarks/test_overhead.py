@@ -45,7 +45,7 @@ def test_numpy_api_overhead(benchmark, pocl):
 def _bare_add(pocl):
     """The one-ADD workload written directly in PyOpenCL: (queue, kernel, A, B, O, host in, host out)."""
     import pyopencl as cl
-    ctx, q = pocl.backend.context, pocl.backend.queue
+    ctx, q = pocl.backend.session.context, pocl.backend.session.queue
     prg = cl.Program(ctx, "__kernel void add(__global const float* a, __global const float* b, __global float* o)"
                           "{ int i = get_global_id(0); o[i] = a[i] + b[i]; }").build()
     a = np.ones(16, np.float32)
@@ -89,9 +89,9 @@ def test_bare_pyopencl_one_wait(benchmark, pocl):
 
 def test_one_host_wait(benchmark, pocl):
     import pyopencl as cl
-    q = pocl.backend.queue
-    prg = cl.Program(pocl.backend.context, "__kernel void nop(__global int* a) { }").build()
-    buf = cl.Buffer(pocl.backend.context, cl.mem_flags.READ_WRITE, 4)
+    q = pocl.backend.session.queue
+    prg = cl.Program(pocl.backend.session.context, "__kernel void nop(__global int* a) { }").build()
+    buf = cl.Buffer(pocl.backend.session.context, cl.mem_flags.READ_WRITE, 4)
     k = prg.nop
     k.set_args(buf)
 

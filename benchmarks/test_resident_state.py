@@ -85,7 +85,7 @@ def _run(runner, counters) -> tuple[float, dict]:
 
 def test_resident_state_vs_shared_memory():
     device = _device()
-    counters = device.backend.counters
+    counters = device.backend.allocator.counters
     rows = []
     for batch, inputs, units in CONFIGS:
         model = recurrent_model(batch, inputs, units)

@@ -157,3 +157,16 @@ def test_the_registry_holds_every_hal_1_0_operation():
     hal_1_0 = [t for t in OperationType if 0 <= t.value <= 28]
     assert all(lookup(t) is not None for t in hal_1_0)
     assert gpu_driver.__version__
+
+
+def test_every_path_architecture_md_names_exists():
+    text = (ROOT / "ARCHITECTURE.md").read_text()
+    named = set(re.findall(r"`([\w./<>-]+(?:\.py|\.cl|\.h|\.cuh|/))`", text))
+    concrete = sorted(p for p in named if "<" not in p)
+    assert len(concrete) > 20
+    missing = []
+    for p in concrete:
+        candidates = [ROOT / p, PACKAGE / p] + [PACKAGE / sub / p for sub in ("ops", "compiler", "backends")]
+        if not any(c.exists() for c in candidates):
+            missing.append(p)
+    assert missing == [], f"ARCHITECTURE.md names missing files: {missing}"

@@ -1,17 +1,16 @@
 """AcceleratorDevice: the HAL device on top of any backend (OpenCL, CUDA).
 
-Backend-agnostic: everything runtime-specific is behind gpu_driver.backends.base.Backend, which is
-also the device's allocator (driver-managed buffers live in its device memory).  Operation support is
-decided on the whole graph (gpu_driver.compiler.support); preparation is AcceleratorPreparedModel's.
+Backend-agnostic: everything runtime-specific is behind the parts of a
+gpu_driver.backends.base.BackendDevice, whose allocator is also the device's (driver-managed buffers
+live in its device memory).  Operation support is decided on the whole graph
+(gpu_driver.compiler.support); preparation is AcceleratorPreparedModel's.
 """
 from __future__ import annotations
 
 from typing import Sequence
 
-import numpy as np
-
 from .. import calibration
-from ..compiler.pipeline import CompiledModel
+from ..compiler.artifact import CompiledModel
 from ..compiler.support import supported_nodes
 from ..errors import DriverError
 from ..hal.model import Model, Operation, Subgraph
@@ -25,8 +24,10 @@ from .prepared_model import AcceleratorPreparedModel
 class AcceleratorDevice(Device):
     """A device of an accelerator backend: "opencl:N", "cuda:N"."""
 
+    caches_compilations = True
+
     def __init__(self, name: str, backend, rank: int = 100):
-        super().__init__(allocator=backend)  # driver-managed buffers live in backend device memory
+        super().__init__(allocator=backend.allocator)  # driver-managed buffers live in backend device memory
         self.name = name
         self.rank = rank
         self.backend = backend
@@ -71,7 +72,6 @@ class AcceleratorDevice(Device):
                  model_cache: Sequence, data_cache: Sequence, token) -> PreparedModel:
         return AcceleratorPreparedModel(self, model)
 
-    def load_prepared(self, binary: bytes, plan: dict, constants: list[np.ndarray],
-                      model: Model) -> AcceleratorPreparedModel:
-        """A prepared model from a cache payload (see AcceleratorPreparedModel.cache_payload), no compiling."""
-        return AcceleratorPreparedModel(self, model, compiled=CompiledModel(binary, plan, list(constants)))
+    def load_prepared(self, compiled: CompiledModel, model: Model) -> AcceleratorPreparedModel:
+        """Compilation cache (``prepareModelFromCache_1_3``): the compiled model instantiated, no compiling."""
+        return AcceleratorPreparedModel(self, model, compiled=compiled)

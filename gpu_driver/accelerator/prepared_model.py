@@ -1,8 +1,9 @@
 """AcceleratorPreparedModel: a model prepared on an accelerator backend (OpenCL, CUDA).
 
-Preparation (compiler.pipeline) does all expensive work; an execution copies the inputs in, replays
-the launch list, copies the outputs out.  Models whose input shapes are unknown at preparation are
-specialised at first execution for the concrete shapes and cached per shape signature.
+Preparation (compiler.pipeline) does all expensive work and .executable instantiates its result; an
+execution copies the inputs in, replays the launch list, copies the outputs out.  Models whose input
+shapes are unknown at preparation are specialised at first execution for the concrete shapes and
+cached per shape signature.
 
 Hooks:
 - model cache: :meth:`AcceleratorPreparedModel.cache_payload` and AcceleratorDevice.load_prepared;
@@ -18,7 +19,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..compiler.pipeline import compile_model, instantiate
+from ..compiler.artifact import CompiledModel
+from ..compiler.pipeline import compile_model
 from ..errors import DriverError, failure
 from ..graph import build_graph
 from ..hal.model import Model
@@ -27,14 +29,15 @@ from ..memory import HardwareBuffer
 from ..runtime.driver_buffer import DriverBuffer
 from ..runtime.prepared_model import ExecutionContext, PreparedModel
 from ..runtime.request_binding import BoundRequest
+from .executable import Executable, instantiate
 
 
 @dataclass
 class Specialization:
     """One compiled + instantiated version of the model (per input-shape signature)."""
 
-    compiled: object
-    exe: object
+    compiled: CompiledModel
+    exe: Executable
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -51,7 +54,7 @@ class AcceleratorPreparedModel(PreparedModel):
 
     MAX_SPECIALIZATIONS = 16
 
-    #: how long an execution polls for completion before blocking (see Backend.finish), per
+    #: how long an execution polls for completion before blocking (see Launcher.finish), per
     #: ExecutionPreference: LOW_POWER never busy-waits; otherwise up to 200 µs, which hides the
     #: wake-up of a blocked host thread for small models and is noise for large ones
     SPIN_NS = {ExecutionPreference.LOW_POWER: 0, ExecutionPreference.FAST_SINGLE_ANSWER: 200_000,
@@ -61,9 +64,11 @@ class AcceleratorPreparedModel(PreparedModel):
     def spin_ns(self) -> int:
         return self.SPIN_NS.get(self.preference, 0)
 
-    def __init__(self, device, model: Model, compiled=None):
+    def __init__(self, device, model: Model, compiled: CompiledModel | None = None):
         super().__init__(device, model)
         self.backend = device.backend
+        self.allocator = device.backend.allocator
+        self.launcher = device.backend.launcher
         # input-shape signature -> Specialization, least recently used first (bounded: MAX_SPECIALIZATIONS
         # besides the shape-static one, which is never evicted)
         self._specs: OrderedDict[tuple, Specialization] = OrderedDict()
@@ -76,9 +81,8 @@ class AcceleratorPreparedModel(PreparedModel):
                 if graph.fully_specified and all(graph.tensors[i].known_shape for i in model.main.input_indexes):
                     compiled = compile_model(model, self.backend)
             if compiled is not None:
-                exe = instantiate(self.backend, compiled.binary, compiled.plan, compiled.constants)
-                self._static = Specialization(compiled, exe)
-                self._specs[self._signature_of(compiled.plan["input_shapes"])] = self._static
+                self._static = Specialization(compiled, instantiate(self.backend, compiled))
+                self._specs[self._signature_of(compiled.plan.input_shapes)] = self._static
         except DriverError:
             raise
         except Exception as exc:  # device or compiler trouble
@@ -96,29 +100,27 @@ class AcceleratorPreparedModel(PreparedModel):
         if spec is None:
             return {"peak_bytes": 0, "num_buffers": 0, "naive_bytes": 0, "kernels": 0, "specialized": False}
         p = spec.compiled.plan
-        return {"peak_bytes": p["arena_bytes"], "num_buffers": p["num_buffers"],
-                "naive_bytes": p["naive_arena_bytes"], "const_bytes": p["const_bytes"],
-                "kernels": len(p["kernels"]), "specialized": True}
+        return {"peak_bytes": p.arena_bytes, "num_buffers": p.num_buffers, "naive_bytes": p.naive_arena_bytes,
+                "const_bytes": p.const_bytes, "kernels": len(p.kernels), "specialized": True}
 
     @property
     def transfer_counters(self) -> dict:
-        return self.backend.counters.snapshot()
+        return self.allocator.counters.snapshot()
 
     @property
     def source(self) -> str:
         spec = self._static or (next(iter(self._specs.values())) if self._specs else None)
         return spec.compiled.source if spec else ""
 
-    def cache_payload(self) -> tuple[bytes, dict, list[np.ndarray]]:
-        """(binary, msgpack-able plan, constants) of the shape-static model, for the model/data cache."""
+    def cache_payload(self) -> CompiledModel:
+        """Compilation cache: the compiled shape-static model (binary, launch plan, constants)."""
         if self._static is None:
             raise failure("model has dynamic shapes: nothing to cache before execution")
-        c = self._static.compiled
-        return c.binary, c.plan, list(c.constants)
+        return self._static.compiled
 
     def known_output_shape(self, output_index: int):
         if self._static is not None:
-            return tuple(self._static.compiled.plan["outputs"][output_index]["shape"])
+            return tuple(self._static.compiled.plan.outputs[output_index].shape)
         return super().known_output_shape(output_index)
 
     # ---- execution -------------------------------------------------------------------------------
@@ -137,8 +139,7 @@ class AcceleratorPreparedModel(PreparedModel):
                     raise failure("omitted model inputs are not supported by the accelerator backends")
                 try:
                     compiled = compile_model(self.model, self.backend, [list(s) for s in sig], check_support=True)
-                    spec = Specialization(compiled, instantiate(self.backend, compiled.binary, compiled.plan,
-                                                                compiled.constants))
+                    spec = Specialization(compiled, instantiate(self.backend, compiled))
                 except DriverError as exc:
                     raise DriverError(exc.status, f"input shapes {[list(s) for s in sig]}: {exc.message}") from exc
                 except Exception as exc:
@@ -153,30 +154,27 @@ class AcceleratorPreparedModel(PreparedModel):
 
     def _execute(self, request: BoundRequest, ctx: ExecutionContext) -> tuple[list[OutputShape], int | None]:
         spec = self._specialization(request.shapes.inputs)
-        plan = spec.compiled.plan
-        shapes = self.check_output_sizes(request, [out["shape"] for out in plan["outputs"]])  # before running
         exe = spec.exe
+        shapes = self.check_output_sizes(request, exe.output_shapes)  # before running
         # Copies and launches are only enqueued (in order); the host waits once at the end.  Each host
         # wait costs a wake-up of the device's workers (for PoCL on an idle VM ~50-100 µs), so one wait
         # instead of one per copy is most of the per-execution overhead of a small model.
         with spec.lock:
             staged = []  # host arrays read by enqueued uploads: alive until the wait
-            for i, arg in enumerate(request.inputs):
+            for arg, (buffer, nbytes) in zip(request.inputs, exe.inputs):
                 if arg.has_no_value:
                     continue
-                staged.append(self.bind_input(arg, request.pools[arg.location.pool_index],
-                                              exe.views[plan["inputs"][i]["key"]], plan["inputs"][i]["nbytes"],
+                staged.append(self.bind_input(arg, request.pools[arg.location.pool_index], buffer, nbytes,
                                               blocking=False))
             marks = exe.enqueue(timed=ctx.measure)
             word = exe.enqueue_status_read()
             if word is not None:
-                self.backend.finish()
+                self.launcher.finish()
                 exe.check_status(word)  # bad data seen by a kernel: GENERAL_FAILURE, no output delivered
-            for i, arg in enumerate(request.outputs):
-                self.bind_output(arg, request.pools[arg.location.pool_index], exe.output_buffers[i],
-                                 plan["outputs"][i]["nbytes"], plan["outputs"][i]["shape"], blocking=False)
-            self.backend.finish(self.spin_ns)
-            device_ns = self.backend.elapsed_ns(marks) if ctx.measure else None
+            for arg, (buffer, nbytes, shape) in zip(request.outputs, exe.outputs):
+                self.bind_output(arg, request.pools[arg.location.pool_index], buffer, nbytes, shape, blocking=False)
+            self.launcher.finish(self.spin_ns)
+            device_ns = self.launcher.elapsed_ns(marks) if ctx.measure else None
             del staged
         return shapes, device_ns
 
@@ -188,26 +186,26 @@ class AcceleratorPreparedModel(PreparedModel):
         A driver buffer of this device, or a HardwareBuffer living on this backend at an aligned offset,
         is copied device-to-device (no host bytes); any other HardwareBuffer is read through its
         allocator; a host pool is uploaded.  With ``blocking=False`` that upload may only be enqueued:
-        returns the host array it reads, which the caller keeps alive until the backend's ``finish``."""
+        returns the host array it reads, which the caller keeps alive until the launcher's ``finish``."""
         if nbytes == 0:
             return None
-        backend = self.backend
+        allocator = self.allocator
         if isinstance(pool, DriverBuffer):
             src, _dims = pool.device_input()
             if src.nbytes < nbytes:
                 raise failure(f"driver buffer {pool.token} holds {src.nbytes} bytes, the input needs {nbytes}")
-            backend.copy(src, buffer, nbytes)
+            allocator.copy(src, buffer, nbytes)
             return None
         off = arg.location.offset
         resident = self._resident_view(pool, off, nbytes)
         if resident is not None:
-            backend.copy(resident, buffer, nbytes)
+            allocator.copy(resident, buffer, nbytes)
             return None
         if isinstance(pool, HardwareBuffer):
-            backend.upload(buffer, np.frombuffer(pool.read(off, nbytes), dtype=np.uint8))
+            allocator.upload(buffer, np.frombuffer(pool.read(off, nbytes), dtype=np.uint8))
             return None
         data = np.frombuffer(pool.view(), dtype=np.uint8, count=nbytes, offset=off)
-        backend.upload(buffer, data, blocking=blocking)
+        allocator.upload(buffer, data, blocking=blocking)
         return data
 
     def bind_output(self, arg, pool, buffer, nbytes: int, shape, blocking: bool = True) -> None:
@@ -215,11 +213,11 @@ class AcceleratorPreparedModel(PreparedModel):
         its resolved request ``pool``; device-resident pools as in :meth:`bind_input`.
 
         With ``blocking=False`` a download straight into a host pool may only be enqueued (complete
-        after the backend's ``finish``)."""
-        backend = self.backend
+        after the launcher's ``finish``)."""
+        allocator = self.allocator
         if isinstance(pool, DriverBuffer):
-            backend.copy(buffer, pool.device_output(shape), nbytes)
-            backend.finish()
+            allocator.copy(buffer, pool.device_output(shape), nbytes)
+            self.launcher.finish()
             pool.commit_output(shape)
             return
         if nbytes == 0:
@@ -227,21 +225,22 @@ class AcceleratorPreparedModel(PreparedModel):
         off = arg.location.offset
         resident = self._resident_view(pool, off, nbytes)
         if resident is not None:
-            backend.copy(buffer, resident, nbytes)
-            backend.finish()
+            allocator.copy(buffer, resident, nbytes)
+            self.launcher.finish()
             return
         view = None if isinstance(pool, HardwareBuffer) else pool.view()
         if view is not None and not view.readonly:
-            backend.download(buffer, np.frombuffer(view, dtype=np.uint8, count=nbytes, offset=off), blocking=blocking)
+            allocator.download(buffer, np.frombuffer(view, dtype=np.uint8, count=nbytes, offset=off),
+                               blocking=blocking)
         else:  # a HardwareBuffer elsewhere or a read-only mapping: through a host copy
             out = np.empty(nbytes, dtype=np.uint8)
-            backend.download(buffer, out)
+            allocator.download(buffer, out)
             pool.write(off, out)
 
     def _resident_view(self, pool, offset: int, nbytes: int):
-        """The backend view of ``pool``'s bytes at ``offset`` when it is a HardwareBuffer in this backend's
+        """The allocator view of ``pool``'s bytes at ``offset`` when it is a HardwareBuffer in this backend's
         memory at an aligned offset (bound device-to-device), else None."""
-        backend = self.backend
-        if isinstance(pool, HardwareBuffer) and pool.resides_on(backend) and offset % backend.alignment == 0:
-            return backend.view(pool.device_buffer, offset, nbytes)
+        allocator = self.allocator
+        if isinstance(pool, HardwareBuffer) and pool.resides_on(self.backend) and offset % allocator.alignment == 0:
+            return allocator.view(pool.device_buffer, offset, nbytes)
         return None

@@ -1,31 +1,38 @@
-"""The backend interface every accelerator runtime implements (OpenCL, CUDA, …).
+"""The parts every accelerator runtime (OpenCL, CUDA, …) implements, in tinygrad's runtime split.
 
-A backend is one device of one runtime, with three small parts (design.md, tinygrad-style split):
+- :class:`Compiler`: ``compile(source) -> bytes`` (a device binary) and the :attr:`Compiler.prelude`
+  its sources start with (the shared kernel dialect mapped to its language);
+- :class:`Allocator`: ``alloc``, ``view`` (a sub-range at a byte offset), counted ``upload`` /
+  ``download`` and device-to-device ``copy``;
+- :class:`Launcher`: ``load(binary, names) -> Program``, ``make_launch`` (arguments bound once, at
+  preparation), ``enqueue`` (replay), ``finish`` (wait) and ``elapsed_ns`` (device time);
+- :class:`LaunchTuning`: the local size of each shape of parallel work (compiler.ir.Work).
 
-- **compiler**: ``compile(source) -> bytes`` (a device binary) and ``dialect`` (which kernel prelude
-  the source needs: "opencl" or "cuda");
-- **program**: ``load(binary, names) -> Program`` (kernels by name), ``make_launch`` (arguments bound
-  once, at preparation), ``launch`` (replay), events for device timing, ``finish``;
-- **allocator**: ``alloc`` / ``view`` (a sub-range at a byte offset) and counted host↔device copies.
-
-The compiler, planner and AcceleratorDevice only talk to this interface; adding a backend means one
-new module here and a device provider — nothing in gpu_driver/compiler changes.
+A :class:`BackendDevice` is one device of one runtime: its description and those four parts.  The
+compiler pipeline, the executable and AcceleratorDevice only talk to these parts; adding a backend
+means one new module here and a device provider — nothing in gpu_driver/compiler changes.
 """
 from __future__ import annotations
 
 import abc
+import functools
+import importlib.resources
 import threading
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
 
+from ..compiler.ir import Work
 from ..hal.types import DeviceType
+
+#: dialect-neutral helper headers (in opencl_kernels/) appended to every prelude, in this order
+COMMON_HEADERS = ("fixed_point.h", "activations.h")
 
 
 @dataclass
 class TransferCounters:
-    """Host↔device traffic of one backend (bytes and number of copies per direction)."""
+    """Host↔device traffic of one allocator (bytes and number of copies per direction)."""
 
     h2d_bytes: int = 0
     h2d_count: int = 0
@@ -55,7 +62,7 @@ class TransferCounters:
 
 @dataclass
 class DeviceBuffer:
-    """A device allocation or a view of one. ``handle`` is the runtime's object (cl.Buffer, cupy memory)."""
+    """An allocation or a view of one.  ``handle`` is the runtime's object (cl.Buffer, cupy array, numpy array)."""
 
     handle: Any
     nbytes: int
@@ -63,28 +70,189 @@ class DeviceBuffer:
     base: "DeviceBuffer | None" = None
 
 
-class Program:
-    """A loaded binary: kernels by name (the runtime object behind each)."""
+# ---- compiler ----------------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=None)
+def dialect_prelude(package: str, name: str) -> str:
+    """The prelude file ``name`` of kernel folder ``package`` followed by the COMMON_HEADERS."""
+    files = importlib.resources.files("opencl_kernels")
+    common = "\n".join(files.joinpath(h).read_text() for h in COMMON_HEADERS)
+    return importlib.resources.files(package).joinpath(name).read_text() + "\n" + common
 
-    def __init__(self, binary: bytes, kernels: dict[str, Any]):
-        self.binary = binary
-        self.kernels = kernels
 
+class Compiler(abc.ABC):
+    """Program source → device binary, for one kernel language."""
 
-class Backend(abc.ABC):
-    """One device of one runtime.  All enqueues go to one in-order queue/stream (ordering is program order)."""
-
-    #: runtime name: "opencl", "cuda"
-    runtime: str = ""
-    #: kernel dialect of the sources ``compile`` accepts: "opencl" or "cuda"
+    #: the language the shared dialect is compiled as: "opencl" or "cuda"
     dialect: str = ""
-    #: minimal alignment of a view's offset (the memory planner aligns to 256 bytes)
+    #: (kernel folder, file) of the prelude that maps the shared dialect to that language
+    prelude_file: tuple[str, str] = ("", "")
+
+    @property
+    def prelude(self) -> str:
+        """The text every program source starts with (codegen puts it first)."""
+        return dialect_prelude(*self.prelude_file)
+
+    @abc.abstractmethod
+    def compile(self, source: str) -> bytes:
+        """Compile one program source (prelude included) to a device binary.  GENERAL_FAILURE on error."""
+
+
+# ---- allocator ---------------------------------------------------------------------------------------
+class Allocator(abc.ABC):
+    """Device memory: allocations, views at byte offsets, counted host↔device copies."""
+
+    #: alignment of a view's byte offset (the memory planner aligns to at least 256 bytes)
     alignment: int = 256
 
     def __init__(self) -> None:
         self.counters = TransferCounters()
 
-    # ---- description ---------------------------------------------------------------------------------
+    @abc.abstractmethod
+    def alloc(self, nbytes: int) -> DeviceBuffer:
+        """A buffer of at least ``nbytes`` (≥ 1)."""
+
+    def view(self, buffer: DeviceBuffer, offset: int, nbytes: int) -> DeviceBuffer:
+        """A buffer naming ``[offset, offset + nbytes)`` of ``buffer`` (offset aligned to ``alignment``);
+        it shares the allocation's memory, and a view of a whole allocation is the allocation."""
+        root = buffer.base or buffer
+        start, nbytes = buffer.offset + int(offset), max(int(nbytes), 1)
+        if start == 0 and nbytes == root.nbytes:
+            return root
+        if start % self.alignment:
+            raise ValueError(f"view offset {start} not aligned to {self.alignment}")
+        if start + nbytes > root.nbytes:
+            raise ValueError(f"view [{start}, {start + nbytes}) outside a {root.nbytes}-byte buffer")
+        return DeviceBuffer(self._sub_range(root.handle, start, nbytes), nbytes, start, root)
+
+    def _sub_range(self, handle: Any, offset: int, nbytes: int) -> Any:
+        """The runtime object naming ``nbytes`` at ``offset`` of the allocation ``handle`` (a slice)."""
+        return handle[offset:offset + nbytes]
+
+    def upload(self, buffer: DeviceBuffer, data: np.ndarray, blocking: bool = True) -> None:
+        """Host → device (counted).  ``blocking=False`` only enqueues it: ``data`` must then stay alive
+        and unchanged until the launcher's ``finish`` (every host wait is a worker wake-up)."""
+        data = np.ascontiguousarray(data)
+        if data.nbytes == 0:
+            return
+        if data.nbytes > buffer.nbytes:
+            raise ValueError(f"upload of {data.nbytes} bytes into a {buffer.nbytes}-byte buffer")
+        self._upload(buffer, data, blocking)
+        self.counters.add_h2d(data.nbytes)
+
+    def download(self, buffer: DeviceBuffer, out: np.ndarray, blocking: bool = True) -> np.ndarray:
+        """Device → host into the contiguous array ``out`` (counted).  ``blocking=False`` only enqueues
+        it: ``out`` holds the data after the launcher's ``finish``."""
+        if out.nbytes == 0:
+            return out
+        if out.nbytes > buffer.nbytes:
+            raise ValueError(f"download of {out.nbytes} bytes from a {buffer.nbytes}-byte buffer")
+        self._download(buffer, out, blocking)
+        self.counters.add_d2h(out.nbytes)
+        return out
+
+    @abc.abstractmethod
+    def _upload(self, buffer: DeviceBuffer, data: np.ndarray, blocking: bool) -> None:
+        """Copy the contiguous ``data`` to the start of ``buffer``."""
+
+    @abc.abstractmethod
+    def _download(self, buffer: DeviceBuffer, out: np.ndarray, blocking: bool) -> None:
+        """Copy the start of ``buffer`` into the contiguous ``out``."""
+
+    @abc.abstractmethod
+    def copy(self, src: DeviceBuffer, dst: DeviceBuffer, nbytes: int) -> None:
+        """``nbytes`` from the start of ``src`` to the start of ``dst`` (enqueued in order, not counted)."""
+
+
+# ---- launcher ----------------------------------------------------------------------------------------
+@dataclass
+class Program:
+    """A loaded binary: the runtime's program or module object, and its kernel functions by name
+    where the runtime has one per program (OpenCL makes a kernel object per launch instead)."""
+
+    handle: Any
+    kernels: dict[str, Any] = field(default_factory=dict)
+
+
+class Launcher(abc.ABC):
+    """Loads binaries and replays bound launches, all on one in-order queue/stream (program order)."""
+
+    @abc.abstractmethod
+    def load(self, binary: bytes, names: Sequence[str]) -> Program:
+        """Load a binary made by the compiler (maybe in an earlier process) with kernels ``names``."""
+
+    @abc.abstractmethod
+    def make_launch(self, program: Program, name: str, args: Sequence[DeviceBuffer],
+                    global_size: Sequence[int], local_size: Sequence[int] | None) -> Any:
+        """A launch of kernel ``name`` with its arguments bound now (once), replayed by :meth:`enqueue`;
+        ``local_size`` None lets the runtime pick."""
+
+    @abc.abstractmethod
+    def enqueue(self, launches: Sequence[Any], timed: bool = False) -> Any:
+        """Enqueue every launch in order without waiting; returns timing marks for :meth:`elapsed_ns`."""
+
+    @abc.abstractmethod
+    def elapsed_ns(self, marks: Any) -> int | None:
+        """Device time between the marks of :meth:`enqueue`, once the work has finished (or None)."""
+
+    @abc.abstractmethod
+    def finish(self, spin_ns: int = 0) -> None:
+        """Wait until everything enqueued so far (launches and copies) has completed.
+
+        ``spin_ns`` > 0: first poll for completion for up to that long before blocking.  A blocked
+        host thread must be woken when the device finishes (tens of µs on an idle machine); polling
+        avoids that for short work, at the price of one busy core for at most ``spin_ns``."""
+
+
+# ---- launch tuning -----------------------------------------------------------------------------------
+class LaunchTuning:
+    """The local (work-group / block) size of each shape of parallel work (compiler.ir.Work), resolved
+    at compilation into the launch plan.  A backend states its numbers in these attributes."""
+
+    #: Work.ELEMENTS: groups of this many work items (a shorter loop: :meth:`default`)
+    elements: int
+    #: Work.ROWS: groups of this many rows (fewer rows: :meth:`default`)
+    rows: int
+    #: Work.REGISTER_TILES: at most this many (channel blocks, pixel blocks) per group
+    register_tiles: tuple[int, int]
+    #: Work.CHANNEL_LANES: (widest, step): groups of the widest multiple of step up to widest that
+    #: divides the channel count (none divides: :meth:`default`)
+    channel_lanes: tuple[int, int]
+
+    def local_size(self, work: Work, global_size: Sequence[int]) -> tuple[int, ...] | None:
+        """The local size of a launch of ``global_size`` work items shaped as ``work``."""
+        size = tuple(max(1, int(g)) for g in global_size)
+        if work is Work.ELEMENTS or work is Work.ROWS:
+            width = self.elements if work is Work.ELEMENTS else self.rows
+            if size[0] >= width:
+                return (width,)
+        elif work is Work.REGISTER_TILES:
+            channels, pixels = self.register_tiles
+            return (min(size[0], channels), min(size[1], pixels), 1)
+        elif work is Work.CHANNEL_LANES:
+            widest, step = self.channel_lanes
+            lane = next((c for c in range(widest, step - 1, -step) if size[0] % c == 0), None)
+            if lane:
+                return (lane, 1, 1)
+        return self.default(size)
+
+    def default(self, global_size: tuple[int, ...]) -> tuple[int, ...] | None:
+        """The local size of work with no stated preference; None lets the runtime pick."""
+        return None
+
+
+# ---- a backend device --------------------------------------------------------------------------------
+class BackendDevice(abc.ABC):
+    """One device of one runtime: what it is, and its compiler, allocator, launcher and launch tuning."""
+
+    #: runtime name: "opencl", "cuda"
+    runtime: str = ""
+
+    def __init__(self, compiler: Compiler, allocator: Allocator, launcher: Launcher, tuning: LaunchTuning):
+        self.compiler = compiler
+        self.allocator = allocator
+        self.launcher = launcher
+        self.tuning = tuning
+
     @property
     @abc.abstractmethod
     def device_name(self) -> str:
@@ -104,96 +272,6 @@ class Backend(abc.ABC):
     def features(self) -> frozenset:
         """Optional device features kernels may need: "fp64" (double arithmetic)."""
         return frozenset()
-
-    @property
-    def is_gpu(self) -> bool:
-        return self.device_type == DeviceType.GPU
-
-    # ---- compiler ------------------------------------------------------------------------------------
-    @abc.abstractmethod
-    def compile(self, source: str) -> bytes:
-        """Compile one program source (prelude included) to a device binary.  GENERAL_FAILURE on error."""
-
-    # ---- program -------------------------------------------------------------------------------------
-    @abc.abstractmethod
-    def load(self, binary: bytes, names: Sequence[str]) -> Program:
-        """Load a binary made by ``compile`` (maybe in an earlier process); kernels ``names`` by name."""
-
-    @abc.abstractmethod
-    def make_launch(self, program: Program, name: str, args: Sequence[DeviceBuffer],
-                    global_size: Sequence[int], local_size: Sequence[int] | None) -> Any:
-        """A launch with its arguments bound now (once); replayed by :meth:`launch`."""
-
-    @abc.abstractmethod
-    def launch(self, launch: Any) -> Any:
-        """Enqueue a prepared launch; returns a runtime event or None."""
-
-    def enqueue_all(self, launches: Sequence[Any], timed: bool = False) -> Any:
-        """Enqueue every launch in order without waiting; returns timing marks for :meth:`elapsed_ns`."""
-        for launch in launches:
-            self.launch(launch)
-        return None
-
-    def elapsed_ns(self, marks: Any) -> int | None:
-        """Device time between the marks of :meth:`enqueue_all`, once the work has finished (or None)."""
-        return None
-
-    def launch_all(self, launches: Sequence[Any], timed: bool = False) -> int | None:
-        """Enqueue every launch in order and wait; with ``timed`` return the device time in ns."""
-        marks = self.enqueue_all(launches, timed)
-        self.finish()
-        return self.elapsed_ns(marks) if timed else None
-
-    @abc.abstractmethod
-    def finish(self, spin_ns: int = 0) -> None:
-        """Wait until everything enqueued so far has completed.
-
-        ``spin_ns`` > 0: first poll for completion for up to that long before blocking.  A blocked
-        host thread must be woken when the device finishes (tens of µs on an idle machine); polling
-        avoids that for short work, at the price of one busy core for at most ``spin_ns``."""
-
-    # ---- allocator -----------------------------------------------------------------------------------
-    @abc.abstractmethod
-    def alloc(self, nbytes: int) -> DeviceBuffer:
-        """A device buffer of at least ``nbytes`` (≥ 1)."""
-
-    @abc.abstractmethod
-    def view(self, buffer: DeviceBuffer, offset: int, nbytes: int) -> DeviceBuffer:
-        """A buffer naming ``[offset, offset + nbytes)`` of ``buffer`` (offset aligned to ``alignment``)."""
-
-    @abc.abstractmethod
-    def _upload(self, buffer: DeviceBuffer, data: np.ndarray, blocking: bool = True) -> None:
-        ...
-
-    @abc.abstractmethod
-    def _download(self, buffer: DeviceBuffer, out: np.ndarray, blocking: bool = True) -> None:
-        ...
-
-    @abc.abstractmethod
-    def copy(self, src: DeviceBuffer, dst: DeviceBuffer, nbytes: int) -> None:
-        """Device-to-device copy (enqueued in order, not counted as a transfer)."""
-
-    def upload(self, buffer: DeviceBuffer, data: np.ndarray, blocking: bool = True) -> None:
-        """Host → device (counted).  ``blocking=False`` only enqueues it: ``data`` must then stay alive
-        and unchanged until :meth:`finish` (every wait on the host is a worker wake-up: see finish)."""
-        data = np.ascontiguousarray(data)
-        if data.nbytes == 0:
-            return
-        if data.nbytes > buffer.nbytes:
-            raise ValueError(f"upload of {data.nbytes} bytes into a {buffer.nbytes}-byte buffer")
-        self._upload(buffer, data, blocking)
-        self.counters.add_h2d(data.nbytes)
-
-    def download(self, buffer: DeviceBuffer, out: np.ndarray, blocking: bool = True) -> np.ndarray:
-        """Device → host into the contiguous array ``out`` (counted).  ``blocking=False`` only enqueues
-        it: ``out`` holds the data after :meth:`finish`."""
-        if out.nbytes == 0:
-            return out
-        if out.nbytes > buffer.nbytes:
-            raise ValueError(f"download of {out.nbytes} bytes from a {buffer.nbytes}-byte buffer")
-        self._download(buffer, out, blocking)
-        self.counters.add_d2h(out.nbytes)
-        return out
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.device_name}>"

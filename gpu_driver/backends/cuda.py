@@ -2,11 +2,10 @@
 one stream per device, cupy events for device time.
 
 cupy is imported lazily and failures are tolerated: without CuPy or a GPU :func:`discover` finds no
-device.  :func:`compile_source` needs only NVRTC (no GPU), so CI can check that kernels compile.
+device.  :class:`CudaCompiler` needs only NVRTC (no GPU), so CI can check that kernels compile.
 """
 from __future__ import annotations
 
-import threading
 import time
 from typing import Sequence
 
@@ -14,7 +13,7 @@ import numpy as np
 
 from ..errors import failure
 from ..hal.types import DeviceType
-from .base import Backend, DeviceBuffer, Program
+from .base import Allocator, BackendDevice, Compiler, DeviceBuffer, Launcher, LaunchTuning, Program
 
 RANK_CUDA = 300
 
@@ -56,6 +55,58 @@ def compile_source(source: str, arch: str = "sm_80", name: str = "program.cu",
             pass
 
 
+class CudaCompiler(Compiler):
+    """NVRTC → cubin for one architecture; needs no GPU (only the NVRTC library)."""
+
+    dialect = "cuda"
+    prelude_file = ("cuda_kernels", "prelude.cuh")
+
+    def __init__(self, arch: str = "sm_80"):
+        self.arch = arch
+
+    def compile(self, source: str) -> bytes:
+        return compile_source(source, self.arch)
+
+
+class CudaAllocator(Allocator):
+    """cupy uint8 arrays on one device; views are slices of them."""
+
+    alignment = 256
+
+    def __init__(self, cupy, device, stream):
+        super().__init__()
+        self.cupy, self.device, self.stream = cupy, device, stream
+
+    def alloc(self, nbytes: int) -> DeviceBuffer:
+        n = max(int(nbytes), 1)
+        try:
+            with self.device:
+                arr = self.cupy.empty(n, dtype=self.cupy.uint8)
+        except Exception as exc:
+            raise failure(f"CUDA allocation of {n} bytes failed: {exc}") from None
+        return DeviceBuffer(arr, n)
+
+    def _upload(self, buffer: DeviceBuffer, data: np.ndarray, blocking: bool) -> None:
+        # pageable host memory: cupy's copy is synchronous with respect to the host either way
+        with self.device:
+            raw = data.reshape(-1).view(np.uint8)
+            buffer.handle[:raw.size].set(raw, stream=self.stream)
+            if blocking:
+                self.stream.synchronize()
+
+    def _download(self, buffer: DeviceBuffer, out: np.ndarray, blocking: bool) -> None:
+        with self.device:
+            raw = out.reshape(-1).view(np.uint8)
+            buffer.handle[:raw.size].get(stream=self.stream, out=raw, blocking=blocking)
+            if blocking:
+                self.stream.synchronize()
+
+    def copy(self, src: DeviceBuffer, dst: DeviceBuffer, nbytes: int) -> None:
+        if nbytes:
+            with self.device, self.stream:
+                dst.handle[:nbytes] = src.handle[:nbytes]
+
+
 class CudaLaunch:
     __slots__ = ("function", "grid", "block", "args")
 
@@ -66,79 +117,38 @@ class CudaLaunch:
         self.args = args
 
 
-class CudaBackend(Backend):
-    runtime = "cuda"
-    dialect = "cuda"
-    alignment = 256
+def default_block(global_size: Sequence[int]) -> tuple[int, ...]:
+    """The block of a grid with no stated preference: 256 threads in 1-D, 32 x 8 in 2-D, 16 x 4 x 4 in 3-D."""
+    most = {1: (256,), 2: (32, 8)}.get(len(global_size), (16, 4, 4))
+    return tuple(min(m, max(1, int(g))) for m, g in zip(most, global_size))
 
-    def __init__(self, index: int):
-        super().__init__()
-        import cupy  # lazy
-        self.cupy = cupy
-        self.index = index
-        self._dev = cupy.cuda.Device(index)
-        with self._dev:
-            self.stream = cupy.cuda.Stream(non_blocking=True)
-            props = cupy.cuda.runtime.getDeviceProperties(index)
-        self._name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
-        self.arch = f"sm_{self._dev.compute_capability}"
-        self._lock = threading.Lock()
 
-    @property
-    def device_name(self) -> str:
-        return self._name
+class CudaLauncher(Launcher):
+    """Modules loaded from cubins, launches on one stream, cupy events as timing marks."""
 
-    @property
-    def features(self) -> frozenset:
-        return frozenset({"fp64"})  # every CUDA device since sm_13
-
-    @property
-    def device_type(self) -> DeviceType:
-        return DeviceType.GPU
-
-    @property
-    def runtime_version(self) -> str:
-        rt = self.cupy.cuda.runtime
-        return (f"CUDA runtime {rt.runtimeGetVersion()}; driver {rt.driverGetVersion()}; NVRTC {nvrtc_version()}; "
-                f"{self.arch}; cupy {self.cupy.__version__}")
-
-    def compile(self, source: str) -> bytes:
-        return compile_source(source, self.arch)
+    def __init__(self, cupy, device, stream):
+        self.cupy, self.device, self.stream = cupy, device, stream
 
     def load(self, binary: bytes, names: Sequence[str]) -> Program:
-        cupy = self.cupy
-        with self._dev:
-            module = cupy.cuda.function.Module()
+        with self.device:
+            module = self.cupy.cuda.function.Module()
             try:
                 module.load(binary)
             except Exception as exc:
                 raise failure(f"CUDA module load failed: {exc}") from None
-            kernels = {n: module.get_function(n) for n in names}
-        program = Program(binary, kernels)
-        program.handle = module
-        return program
+            return Program(module, {n: module.get_function(n) for n in names})
 
     def make_launch(self, program: Program, name: str, args: Sequence[DeviceBuffer],
                     global_size: Sequence[int], local_size: Sequence[int] | None) -> CudaLaunch:
+        block = default_block(global_size) if local_size is None else local_size
         gs = [max(1, int(g)) for g in global_size] + [1] * (3 - len(global_size))
-        if local_size is None:
-            if len(global_size) == 1:
-                block = [min(256, gs[0]), 1, 1]
-            elif len(global_size) == 2:
-                block = [min(32, gs[0]), min(8, gs[1]), 1]
-            else:
-                block = [min(16, gs[0]), min(4, gs[1]), min(4, gs[2])]
-        else:
-            block = [int(s) for s in local_size] + [1] * (3 - len(local_size))
+        block = [int(b) for b in block] + [1] * (3 - len(block))
         grid = tuple((g + b - 1) // b for g, b in zip(gs, block))
         return CudaLaunch(program.kernels[name], grid, tuple(block), tuple(a.handle for a in args))
 
-    def launch(self, launch: CudaLaunch):
-        launch.function(launch.grid, launch.block, launch.args, stream=self.stream)
-
-    def enqueue_all(self, launches: Sequence[CudaLaunch], timed: bool = False):
+    def enqueue(self, launches: Sequence[CudaLaunch], timed: bool = False):
         cupy = self.cupy
-        with self._dev:
+        with self.device:
             start = end = None
             if timed:
                 start, end = cupy.cuda.Event(), cupy.cuda.Event()
@@ -157,7 +167,7 @@ class CudaBackend(Backend):
 
     def finish(self, spin_ns: int = 0) -> None:
         if spin_ns > 0:
-            with self._dev:
+            with self.device:
                 done = self.cupy.cuda.Event(disable_timing=True)
                 done.record(self.stream)
                 deadline = time.perf_counter_ns() + spin_ns
@@ -165,42 +175,54 @@ class CudaBackend(Backend):
                     pass
         self.stream.synchronize()
 
-    def alloc(self, nbytes: int) -> DeviceBuffer:
-        n = max(int(nbytes), 1)
-        try:
-            with self._dev:
-                arr = self.cupy.empty(n, dtype=self.cupy.uint8)
-        except Exception as exc:
-            raise failure(f"CUDA allocation of {n} bytes failed: {exc}") from None
-        return DeviceBuffer(arr, n)
 
-    def view(self, buffer: DeviceBuffer, offset: int, nbytes: int) -> DeviceBuffer:
-        root = buffer.base or buffer
-        absolute = buffer.offset + int(offset)
-        nbytes = max(int(nbytes), 1)
-        if absolute + nbytes > root.nbytes:
-            raise ValueError(f"view [{absolute}, {absolute + nbytes}) outside a {root.nbytes}-byte buffer")
-        return DeviceBuffer(root.handle[absolute:absolute + nbytes], nbytes, absolute, root)
+class CudaTuning(LaunchTuning):
+    """Untuned: no GPU has measured these.  The numbers are the OpenCL backend's (measured on PoCL, a
+    CPU); work with no stated preference gets :func:`default_block`."""
 
-    def _upload(self, buffer: DeviceBuffer, data: np.ndarray, blocking: bool = True) -> None:
-        # pageable host memory: cupy's copy is synchronous with respect to the host either way
-        with self._dev:
-            raw = data.reshape(-1).view(np.uint8)
-            buffer.handle[:raw.size].set(raw, stream=self.stream)
-            if blocking:
-                self.stream.synchronize()
+    elements = 64
+    rows = 32
+    register_tiles = (16, 4)
+    channel_lanes = (64, 8)
 
-    def _download(self, buffer: DeviceBuffer, out: np.ndarray, blocking: bool = True) -> None:
-        with self._dev:
-            raw = out.reshape(-1).view(np.uint8)
-            buffer.handle[:raw.size].get(stream=self.stream, out=raw, blocking=blocking)
-            if blocking:
-                self.stream.synchronize()
+    def default(self, global_size: tuple[int, ...]) -> tuple[int, ...]:
+        return default_block(global_size)
 
-    def copy(self, src: DeviceBuffer, dst: DeviceBuffer, nbytes: int) -> None:
-        if nbytes:
-            with self._dev, self.stream:
-                dst.handle[:nbytes] = src.handle[:nbytes]
+
+class CudaBackend(BackendDevice):
+    """One CUDA device (cubins for its architecture)."""
+
+    runtime = "cuda"
+
+    def __init__(self, index: int):
+        import cupy  # lazy
+        self.cupy = cupy
+        self.index = index
+        device = cupy.cuda.Device(index)
+        with device:
+            stream = cupy.cuda.Stream(non_blocking=True)
+            props = cupy.cuda.runtime.getDeviceProperties(index)
+        self._name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
+        super().__init__(CudaCompiler(f"sm_{device.compute_capability}"), CudaAllocator(cupy, device, stream),
+                         CudaLauncher(cupy, device, stream), CudaTuning())
+
+    @property
+    def device_name(self) -> str:
+        return self._name
+
+    @property
+    def features(self) -> frozenset:
+        return frozenset({"fp64"})  # every CUDA device since sm_13
+
+    @property
+    def device_type(self) -> DeviceType:
+        return DeviceType.GPU
+
+    @property
+    def runtime_version(self) -> str:
+        rt = self.cupy.cuda.runtime
+        return (f"CUDA runtime {rt.runtimeGetVersion()}; driver {rt.driverGetVersion()}; NVRTC {nvrtc_version()}; "
+                f"{self.compiler.arch}; cupy {self.cupy.__version__}")
 
 
 def discover() -> list[CudaBackend]:

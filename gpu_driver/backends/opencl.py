@@ -2,7 +2,7 @@
 
 compile = ``cl.Program(ctx, source).build()`` + CL_PROGRAM_BINARIES; load = ``cl.Program(ctx, [dev],
 [binary]).build()``; one profiling-enabled in-order queue per device; kernel arguments are bound once
-(``Kernel.set_args`` at preparation) and an execution only calls ``enqueue_nd_range_kernel``.
+(``Kernel.set_arg`` at preparation) and an execution only calls ``enqueue_nd_range_kernel``.
 pyopencl is imported lazily: without it :func:`discover` finds no device.
 """
 from __future__ import annotations
@@ -18,7 +18,7 @@ import numpy as np
 from ..errors import failure
 from ..hal.types import DeviceType
 from ..sizes import round_up
-from .base import Backend, DeviceBuffer, Program
+from .base import Allocator, BackendDevice, Compiler, DeviceBuffer, Launcher, LaunchTuning, Program
 
 RANK_GPU = 200
 RANK_ACCELERATOR = 150
@@ -36,6 +36,110 @@ def _cl():
     return cl
 
 
+class OpenCLSession:
+    """What the parts of one OpenCL device share: its context and in-order profiling queue (created
+    on first use), the programs this process built, and the events of enqueued non-blocking copies."""
+
+    #: programs kept by binary digest, so loading a binary compiled in this process needs no rebuild
+    MAX_BUILT = 16
+
+    def __init__(self, cl, cl_device):
+        self.cl = cl
+        self.cl_device = cl_device
+        self.lock = threading.Lock()
+        self.built: dict[bytes, object] = {}
+        self.pending: list = []  # events of enqueued non-blocking copies, released by finish()
+        self._context = None
+        self._queue = None
+
+    @property
+    def context(self):
+        if self._context is None:
+            with self.lock:
+                if self._context is None:
+                    cl = self.cl
+                    ctx = cl.Context([self.cl_device])
+                    props = cl.command_queue_properties.PROFILING_ENABLE
+                    self._queue = cl.CommandQueue(ctx, self.cl_device, properties=props)
+                    self._context = ctx
+        return self._context
+
+    @property
+    def queue(self):
+        queue = self._queue
+        if queue is None:
+            _ = self.context
+            queue = self._queue
+        return queue
+
+    @property
+    def device_name(self) -> str:
+        return self.cl_device.name.strip()
+
+
+class OpenCLCompiler(Compiler):
+    """OpenCL C 1.2 through the platform's compiler; the binary is CL_PROGRAM_BINARIES."""
+
+    dialect = "opencl"
+    prelude_file = ("opencl_kernels", "prelude.h")
+
+    def __init__(self, session: OpenCLSession):
+        self.session = session
+
+    def compile(self, source: str) -> bytes:
+        s, cl = self.session, self.session.cl
+        try:
+            # no warnings.catch_warnings() here: it is process-global and not thread-safe; the
+            # generated sources compile with an empty log (the tests turn CompilerWarning into errors)
+            prog = cl.Program(s.context, source).build(options=["-cl-std=CL1.2"])
+        except cl.Error as exc:
+            raise failure(f"OpenCL compilation failed on {s.device_name}: {exc}") from None
+        binary = bytes(prog.get_info(cl.program_info.BINARIES)[0])
+        with s.lock:
+            s.built[hashlib.sha256(binary).digest()] = prog
+            while len(s.built) > s.MAX_BUILT:
+                s.built.pop(next(iter(s.built)))
+        return binary
+
+
+class OpenCLAllocator(Allocator):
+    """cl.Buffers; views are sub-buffers (offsets aligned to the device's base-address alignment)."""
+
+    def __init__(self, session: OpenCLSession):
+        super().__init__()
+        self.session = session
+        self.alignment = max(256, int(session.cl_device.mem_base_addr_align or 1024) // 8)
+
+    def alloc(self, nbytes: int) -> DeviceBuffer:
+        cl = self.session.cl
+        n = max(int(nbytes), 1)
+        try:
+            buf = cl.Buffer(self.session.context, cl.mem_flags.READ_WRITE, size=n)
+        except cl.Error as exc:
+            raise failure(f"OpenCL allocation of {n} bytes failed: {exc}") from None
+        return DeviceBuffer(buf, n)
+
+    def _sub_range(self, handle, offset: int, nbytes: int):
+        return handle.get_sub_region(offset, nbytes)
+
+    def _upload(self, buffer: DeviceBuffer, data: np.ndarray, blocking: bool) -> None:
+        s = self.session
+        event = s.cl.enqueue_copy(s.queue, buffer.handle, data, is_blocking=blocking)
+        if not blocking:
+            s.pending.append(event)  # a dropped NannyEvent would wait for the copy right away
+
+    def _download(self, buffer: DeviceBuffer, out: np.ndarray, blocking: bool) -> None:
+        s = self.session
+        event = s.cl.enqueue_copy(s.queue, out, buffer.handle, is_blocking=blocking)
+        if not blocking:
+            s.pending.append(event)
+
+    def copy(self, src: DeviceBuffer, dst: DeviceBuffer, nbytes: int) -> None:
+        if nbytes:
+            s = self.session
+            s.cl.enqueue_copy(s.queue, dst.handle, src.handle, byte_count=int(nbytes))
+
+
 class OpenCLLaunch:
     __slots__ = ("kernel", "global_size", "local_size", "args")
 
@@ -46,122 +150,42 @@ class OpenCLLaunch:
         self.args = args  # keep the bound buffers alive
 
 
-class OpenCLBackend(Backend):
-    runtime = "opencl"
-    dialect = "opencl"
+class OpenCLLauncher(Launcher):
+    """Programs from binaries, one cl.Kernel per launch (each holds its own arguments), profiling
+    events as timing marks."""
 
-    def __init__(self, cl_device):
-        super().__init__()
-        self.cl = _cl()
-        self.cl_device = cl_device
-        self._ctx = None
-        self._queue = None
-        self._pending: list = []  # events of enqueued non-blocking copies, released by finish()
-        self._init_lock = threading.Lock()
-        self._built: dict[bytes, object] = {}
-        align_bits = int(cl_device.mem_base_addr_align or 1024)
-        self.alignment = max(256, align_bits // 8)
+    def __init__(self, session: OpenCLSession):
+        self.session = session
 
-    # ---- description ---------------------------------------------------------------------------------
-    @property
-    def device_name(self) -> str:
-        return self.cl_device.name.strip()
-
-    @property
-    def features(self) -> frozenset:
-        try:
-            fp64 = bool(self.cl_device.double_fp_config)
-        except self.cl.Error:
-            fp64 = "cl_khr_fp64" in self.cl_device.extensions
-        return frozenset({"fp64"}) if fp64 else frozenset()
-
-    @property
-    def device_type(self) -> DeviceType:
-        t = self.cl_device.type
-        if t & self.cl.device_type.GPU:
-            return DeviceType.GPU
-        if t & self.cl.device_type.CPU:
-            return DeviceType.CPU
-        return DeviceType.ACCELERATOR
-
-    @property
-    def runtime_version(self) -> str:
-        d = self.cl_device
-        return (f"{d.platform.name.strip()} {d.platform.version.strip()}; device {d.version.strip()}; "
-                f"driver {d.driver_version.strip()}; pyopencl {self.cl.VERSION_TEXT}")
-
-    @property
-    def context(self):
-        if self._ctx is None:
-            with self._init_lock:
-                if self._ctx is None:
-                    cl = self.cl
-                    ctx = cl.Context([self.cl_device])
-                    props = cl.command_queue_properties.PROFILING_ENABLE
-                    self._queue = cl.CommandQueue(ctx, self.cl_device, properties=props)
-                    self._ctx = ctx
-        return self._ctx
-
-    @property
-    def queue(self):
-        if self._queue is None:
-            _ = self.context
-        return self._queue
-
-    # ---- compiler ------------------------------------------------------------------------------------
-    def compile(self, source: str) -> bytes:
-        cl = self.cl
-        try:
-            # no warnings.catch_warnings() here: it is process-global and not thread-safe; the
-            # generated sources compile with an empty log (the tests turn CompilerWarning into errors)
-            prog = cl.Program(self.context, source).build(options=["-cl-std=CL1.2"])
-        except cl.Error as exc:
-            raise failure(f"OpenCL compilation failed on {self.device_name}: {exc}") from None
-        binary = bytes(prog.get_info(cl.program_info.BINARIES)[0])
-        with self._init_lock:
-            self._built[hashlib.sha256(binary).digest()] = prog  # load() of this binary needs no rebuild
-            while len(self._built) > 16:
-                self._built.pop(next(iter(self._built)))
-        return binary
-
-    # ---- program -------------------------------------------------------------------------------------
     def load(self, binary: bytes, names: Sequence[str]) -> Program:
-        cl = self.cl
-        with self._init_lock:
-            prog = self._built.get(hashlib.sha256(binary).digest())
+        s, cl = self.session, self.session.cl
+        with s.lock:
+            prog = s.built.get(hashlib.sha256(binary).digest())
         try:
             if prog is None:
-                prog = cl.Program(self.context, [self.cl_device], [binary]).build()
+                prog = cl.Program(s.context, [s.cl_device], [binary]).build()
         except cl.Error as exc:
-            raise failure(f"OpenCL binary load failed on {self.device_name}: {exc}") from None
-        program = Program(binary, {})
-        program.handle = prog
-        for name in names:
-            program.kernels[name] = name  # kernels are created per launch (each holds its own arguments)
-        return program
+            raise failure(f"OpenCL binary load failed on {s.device_name}: {exc}") from None
+        return Program(prog)
 
     def make_launch(self, program: Program, name: str, args: Sequence[DeviceBuffer],
                     global_size: Sequence[int], local_size: Sequence[int] | None) -> OpenCLLaunch:
-        cl = self.cl
-        kernel = cl.Kernel(program.handle, name)
+        kernel = self.session.cl.Kernel(program.handle, name)
         # set_arg per argument: every argument is a cl.Buffer, so the generated set_args invoker
         # (built through pyopencl's on-disk cache, ~0.1 ms per kernel) buys nothing here
         for i, a in enumerate(args):
             kernel.set_arg(i, a.handle)
+        glob = tuple(max(1, int(g)) for g in global_size)
         if local_size is not None:
             local = tuple(int(s) for s in local_size)
-            glob = tuple(round_up(g, l) for g, l in zip(global_size, local))
+            glob = tuple(round_up(g, l) for g, l in zip(glob, local))
         else:
             local = None
-            glob = tuple(max(1, int(g)) for g in global_size)
         return OpenCLLaunch(kernel, glob, local, list(args))
 
-    def launch(self, launch: OpenCLLaunch):
-        return self.cl.enqueue_nd_range_kernel(self.queue, launch.kernel, launch.global_size, launch.local_size)
-
-    def enqueue_all(self, launches: Sequence[OpenCLLaunch], timed: bool = False):
-        enqueue = self.cl.enqueue_nd_range_kernel
-        q = self.queue
+    def enqueue(self, launches: Sequence[OpenCLLaunch], timed: bool = False):
+        enqueue = self.session.cl.enqueue_nd_range_kernel
+        q = self.session.queue
         first = last = None
         for launch in launches:
             last = enqueue(q, launch.kernel, launch.global_size, launch.local_size)
@@ -175,57 +199,75 @@ class OpenCLBackend(Backend):
         first, last = marks
         try:
             return int(last.profile.end - first.profile.start)
-        except self.cl.Error:
+        except self.session.cl.Error:
             return None
 
     def finish(self, spin_ns: int = 0) -> None:
+        s = self.session
         if spin_ns > 0:
-            cl = self.cl
-            marker = cl.enqueue_marker(self.queue)
-            self.queue.flush()
+            cl = s.cl
+            marker = cl.enqueue_marker(s.queue)
+            s.queue.flush()
             complete = cl.command_execution_status.COMPLETE
             deadline = time.perf_counter_ns() + spin_ns
             while marker.command_execution_status != complete and time.perf_counter_ns() < deadline:
                 pass
-        self.queue.finish()
-        self._pending.clear()  # the non-blocking copies' events (and the host arrays they hold) are done
+        s.queue.finish()
+        s.pending.clear()  # the non-blocking copies' events (and the host arrays they hold) are done
 
-    # ---- allocator -----------------------------------------------------------------------------------
-    def alloc(self, nbytes: int) -> DeviceBuffer:
-        cl = self.cl
-        n = max(int(nbytes), 1)
+
+class OpenCLTuning(LaunchTuning):
+    """Work-group sizes measured on PoCL (CPU); work with no stated preference is left to the platform."""
+
+    elements = 64
+    rows = 32
+    # explicit small work groups: PoCL's generic work-group function keeps per-work-item context
+    # arrays on the worker's stack, sized by the work-group size (the int tile of quant8 spills
+    # there; a PoCL-picked group of thousands of work items overflowed it).  Measured as fast as
+    # PoCL's pick for float32.
+    register_tiles = (16, 4)
+    # work groups of up to 64 consecutive channels (one row of one pixel block): PoCL's generic
+    # work-group function vectorises its work-item loop across them; measured ~1.5x over PoCL's pick
+    channel_lanes = (64, 8)
+
+
+class OpenCLBackend(BackendDevice):
+    """One OpenCL device."""
+
+    runtime = "opencl"
+
+    def __init__(self, cl_device):
+        self.session = OpenCLSession(_cl(), cl_device)
+        super().__init__(OpenCLCompiler(self.session), OpenCLAllocator(self.session),
+                         OpenCLLauncher(self.session), OpenCLTuning())
+
+    @property
+    def device_name(self) -> str:
+        return self.session.device_name
+
+    @property
+    def features(self) -> frozenset:
+        d = self.session.cl_device
         try:
-            buf = cl.Buffer(self.context, cl.mem_flags.READ_WRITE, size=n)
-        except cl.Error as exc:
-            raise failure(f"OpenCL allocation of {n} bytes failed: {exc}") from None
-        return DeviceBuffer(buf, n)
+            fp64 = bool(d.double_fp_config)
+        except self.session.cl.Error:
+            fp64 = "cl_khr_fp64" in d.extensions
+        return frozenset({"fp64"}) if fp64 else frozenset()
 
-    def view(self, buffer: DeviceBuffer, offset: int, nbytes: int) -> DeviceBuffer:
-        offset, nbytes = int(offset), max(int(nbytes), 1)
-        root = buffer.base or buffer
-        absolute = buffer.offset + offset
-        if absolute == 0 and nbytes == root.nbytes:
-            return root
-        if absolute % self.alignment:
-            raise ValueError(f"view offset {absolute} not aligned to {self.alignment}")
-        if absolute + nbytes > root.nbytes:
-            raise ValueError(f"view [{absolute}, {absolute + nbytes}) outside a {root.nbytes}-byte buffer")
-        sub = root.handle.get_sub_region(absolute, nbytes)
-        return DeviceBuffer(sub, nbytes, absolute, root)
+    @property
+    def device_type(self) -> DeviceType:
+        t, kinds = self.session.cl_device.type, self.session.cl.device_type
+        if t & kinds.GPU:
+            return DeviceType.GPU
+        if t & kinds.CPU:
+            return DeviceType.CPU
+        return DeviceType.ACCELERATOR
 
-    def _upload(self, buffer: DeviceBuffer, data: np.ndarray, blocking: bool = True) -> None:
-        event = self.cl.enqueue_copy(self.queue, buffer.handle, data, is_blocking=blocking)
-        if not blocking:
-            self._pending.append(event)  # a dropped NannyEvent would wait for the copy right away
-
-    def _download(self, buffer: DeviceBuffer, out: np.ndarray, blocking: bool = True) -> None:
-        event = self.cl.enqueue_copy(self.queue, out, buffer.handle, is_blocking=blocking)
-        if not blocking:
-            self._pending.append(event)
-
-    def copy(self, src: DeviceBuffer, dst: DeviceBuffer, nbytes: int) -> None:
-        if nbytes:
-            self.cl.enqueue_copy(self.queue, dst.handle, src.handle, byte_count=int(nbytes))
+    @property
+    def runtime_version(self) -> str:
+        d = self.session.cl_device
+        return (f"{d.platform.name.strip()} {d.platform.version.strip()}; device {d.version.strip()}; "
+                f"driver {d.driver_version.strip()}; pyopencl {self.session.cl.VERSION_TEXT}")
 
 
 def discover() -> list[OpenCLBackend]:

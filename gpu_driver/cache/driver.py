@@ -1,13 +1,13 @@
 """Driver side of compilation caching: save after prepareModel, load in prepareModelFromCache,
 and the driver-private cache used when a client passes no cache files.
 
-Device contract (duck-typed, so a backend opts in by defining both):
+Device contract (declared on the runtime base classes; a device opts in with ``caches_compilations``):
 
-- ``prepared.cache_payload() -> (binary: bytes, plan: msgpack-able, constants: list[np.ndarray])``
-- ``device.load_prepared(binary, plan, constants, model) -> PreparedModel`` (no compilation)
+- ``prepared.cache_payload() -> CompiledModel`` (binary, launch plan or None, constants);
+- ``device.load_prepared(compiled, model) -> PreparedModel`` (no compilation).
 
-Error statuses (a deliberate choice; interface.md §5.2 says INVALID_ARGUMENT for a tampered cache,
-our work order, issue 4, says GENERAL_FAILURE): malformed *arguments* (wrong file counts, a token
+Error statuses (a deliberate choice: interface.md §5.2 says INVALID_ARGUMENT for a tampered cache;
+we answer GENERAL_FAILURE, as a failed load the runtime recovers from): malformed *arguments* (wrong file counts, a token
 that is not 32 bytes, handles that are not open regular files) → INVALID_ARGUMENT; anything wrong
 with the *content* (no record for the token, hash mismatch, corrupt/truncated/swapped/forged files,
 another driver build or device, a data cache of another model) → GENERAL_FAILURE.  Either way the
@@ -25,6 +25,7 @@ import os
 import struct
 from typing import Callable, Sequence
 
+from ..compiler.artifact import CompiledModel
 from ..errors import DriverError, failure
 from ..hal.model import Model
 from ..hal.serialize import pack, unpack
@@ -35,10 +36,6 @@ from .blob_store import DEFAULT_MAX_BYTES, BlobStore
 from .format import (CacheIdentity, bulk_digest, ModelCacheContent, pack_data_cache, pack_model_cache, parse_data_cache,
                      parse_model_cache, token_digest)
 from .integrity import state_dir_for, store_for
-
-
-def supports_caching(device) -> bool:
-    return callable(getattr(device, "load_prepared", None))
 
 
 # ---- model identity --------------------------------------------------------------------------------
@@ -70,23 +67,15 @@ def _files_digest(contents: Sequence[bytes]) -> bytes:
     return h.digest()
 
 
-def _payload(prepared):
-    payload = getattr(prepared, "cache_payload", None)
-    if payload is None:
-        raise failure(f"{type(prepared).__name__} cannot be cached")
-    binary, plan, constants = payload()
-    return bytes(binary), plan, list(constants)
-
-
 def build_cache_bytes(device, prepared, model, preference, token: bytes, with_pools: bool = True):
     """(model-cache bytes, data-cache bytes) for a prepared model."""
     identity = CacheIdentity.of(device)
     tdigest = token_digest(token)
-    binary, plan, constants = _payload(prepared)
+    compiled = prepared.cache_payload()
     pools = [p.view() for p in model.pools] if with_pools else []
-    data = pack_data_cache(identity, tdigest, constants, pools)
-    model_bytes = pack_model_cache(identity, tdigest, model_skeleton(model), binary, plan, int(preference),
-                                   [v.nbytes for v in pools], data)
+    data = pack_data_cache(identity, tdigest, compiled.constants, pools)
+    model_bytes = pack_model_cache(identity, tdigest, model_skeleton(model), compiled.binary, compiled.plan,
+                                   int(preference), [v.nbytes for v in pools], data)
     return model_bytes, data
 
 
@@ -179,7 +168,7 @@ class CachedPool(Memory):
 
 def _load(device, content: ModelCacheContent, constants, model):
     try:
-        prepared = device.load_prepared(content.binary, content.plan, constants, model)
+        prepared = device.load_prepared(CompiledModel(content.binary, content.plan, list(constants)), model)
         prepared.preference = ExecutionPreference(content.preference)
     except DriverError as err:
         if err.status in (ErrorStatus.MISSED_DEADLINE_PERSISTENT, ErrorStatus.MISSED_DEADLINE_TRANSIENT):
@@ -195,7 +184,7 @@ def private_cache_enabled(device) -> bool:
     """``GPU_DRIVER_PRIVATE_CACHE=0`` turns it off; otherwise the device's ``private_cache`` (default on)."""
     if os.environ.get("GPU_DRIVER_PRIVATE_CACHE", "").strip().lower() in ("0", "false", "no", "off"):
         return False
-    return supports_caching(device) and bool(getattr(device, "private_cache", True))
+    return device.caches_compilations and bool(getattr(device, "private_cache", True))
 
 
 def private_store(device) -> BlobStore:

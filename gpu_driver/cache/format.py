@@ -1,4 +1,5 @@
-"""Versioned envelopes for the model cache and the data cache.
+"""Every byte layout of the compilation cache, with its format version: the envelopes of the model
+cache and the data cache, and the msgpack encoding of the launch plan (gpu_driver.compiler.artifact).
 
 Layout of one envelope (little-endian)::
 
@@ -8,9 +9,15 @@ Layout of one envelope (little-endian)::
 Every envelope's meta names who wrote it (driver version incl. a digest of the driver's sources,
 backend, device name, device version string) and the SHA-256 of the cache token, so a file made by
 another build, device or token is refused.  The model cache holds the model's structure (constants
-stripped), the compiled binary, the launch plan (msgpack), the execution preference, and the SHA-256
-and length of the data cache it belongs to; the data cache holds the packed device constants and
+stripped), the compiled binary, the launch plan (:func:`encode_plan`), the execution preference, and
+the SHA-256 and length of the data cache it belongs to; the data cache holds the device constants and
 the model's constant pools.
+
+Launch plan (PLAN_VERSION 2): a msgpack map ``version``, ``kernel_names``, ``kernels`` (each
+``[name, args, global, local or nil, node, template]``), ``storage`` (key → ``[region, nbytes,
+offset]``), ``const_keys``, ``const_bytes``, ``arena_bytes``, ``naive_arena_bytes``, ``inputs`` /
+``outputs`` (each ``[key, nbytes, shape]``), ``num_buffers``, ``status`` (nil or ``[key, {code:
+message}]``); nil for a device that runs without a launch plan.
 
 Parsing is total: any malformed input raises ``DriverError(GENERAL_FAILURE)`` and nothing else; no
 length read from a file is trusted before it is checked against the bytes actually present, so a
@@ -24,16 +31,18 @@ import os
 import struct
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Sequence
 
 import msgpack
 import numpy as np
 
 from .. import version
+from ..compiler.artifact import REGIONS, IOBinding, KernelLaunch, LaunchPlan, StatusWord, StorageSlot
 from ..errors import DriverError, failure
 
 MAGIC = b"GDRVCACH"
 FORMAT_VERSION = 1
+PLAN_VERSION = 2
 KIND_MODEL, KIND_DATA = 1, 2
 _HEADER = struct.Struct("<8sHBBIQ")
 MAX_META_BYTES = 64 << 20
@@ -126,7 +135,7 @@ def token_digest(token: bytes) -> bytes:
 class ModelCacheContent:
     model: bytes            # hal.serialize.pack of the model without its pools
     binary: bytes           # the device binary (backend-defined)
-    plan: Any               # the launch plan (msgpack-able)
+    plan: LaunchPlan | None
     preference: int
     pool_sizes: list[int]
     data_digest: bytes      # SHA-256 of the data cache bytes
@@ -169,12 +178,9 @@ def pack_data_cache(identity: CacheIdentity, tdigest: bytes, constants: Sequence
     return _pack_envelope(KIND_DATA, meta, [a.reshape(-1).view(np.uint8) for a in arrays] + list(pools))
 
 
-def pack_model_cache(identity: CacheIdentity, tdigest: bytes, model_bytes: bytes, binary: bytes, plan: Any,
-                     preference: int, pool_sizes: Sequence[int], data_bytes: bytes) -> bytes:
-    try:
-        plan_bytes = msgpack.packb(plan, use_bin_type=True)
-    except (TypeError, ValueError, OverflowError) as exc:
-        raise failure(f"launch plan is not serialisable: {exc}") from None
+def pack_model_cache(identity: CacheIdentity, tdigest: bytes, model_bytes: bytes, binary: bytes,
+                     plan: LaunchPlan | None, preference: int, pool_sizes: Sequence[int], data_bytes: bytes) -> bytes:
+    plan_bytes = encode_plan(plan)
     meta = dict(identity.as_meta(), token=tdigest, preference=int(preference), pool_sizes=[int(s) for s in pool_sizes],
                 data_digest=bulk_digest(data_bytes), data_len=len(data_bytes))
     return _pack_envelope(KIND_MODEL, meta, [model_bytes, bytes(binary), plan_bytes])
@@ -187,6 +193,107 @@ def _bad(what: str) -> DriverError:
 
 def _is_int(v) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
+
+
+# ---- the launch plan -----------------------------------------------------------------------------------
+def encode_plan(plan: LaunchPlan | None) -> bytes:
+    """The launch plan as msgpack (layout in the module docstring)."""
+    if plan is None:
+        return msgpack.packb(None)
+    encoded = {
+        "version": PLAN_VERSION, "kernel_names": list(plan.kernel_names),
+        "kernels": [[k.name, list(k.args), list(k.global_size), None if k.local_size is None else list(k.local_size),
+                     k.node, k.template] for k in plan.kernels],
+        "storage": {key: [s.region, s.nbytes, s.offset] for key, s in plan.storage.items()},
+        "const_keys": list(plan.const_keys), "const_bytes": plan.const_bytes, "arena_bytes": plan.arena_bytes,
+        "naive_arena_bytes": plan.naive_arena_bytes,
+        "inputs": [[b.key, b.nbytes, list(b.shape)] for b in plan.inputs],
+        "outputs": [[b.key, b.nbytes, list(b.shape)] for b in plan.outputs],
+        "num_buffers": plan.num_buffers,
+        "status": None if plan.status is None else [plan.status.key, dict(plan.status.messages)],
+    }
+    try:
+        return msgpack.packb(encoded, use_bin_type=True)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise failure(f"launch plan is not serialisable: {exc}") from None
+
+
+def _text(v) -> str:
+    if not isinstance(v, str):
+        raise ValueError("not a string")
+    return v
+
+
+def _count(v) -> int:
+    if not _is_int(v) or v < 0:
+        raise ValueError("not a non-negative integer")
+    return v
+
+
+def _counts(v) -> tuple[int, ...]:
+    if not isinstance(v, list) or len(v) > MAX_RANK:
+        raise ValueError("not a list of sizes")
+    return tuple(_count(d) for d in v)
+
+
+def _binding(v) -> IOBinding:
+    key, nbytes, shape = v
+    return IOBinding(_text(key), _count(nbytes), _counts(shape))
+
+
+def _kernel(v) -> KernelLaunch:
+    name, args, global_size, local_size, node, template = v
+    if not isinstance(args, list) or not _is_int(node):
+        raise ValueError("bad kernel launch")
+    return KernelLaunch(_text(name), tuple(_text(a) for a in args), _counts(global_size),
+                        None if local_size is None else _counts(local_size), node, _text(template))
+
+
+def _slot(v) -> StorageSlot:
+    region, nbytes, offset = v
+    if region not in REGIONS:
+        raise ValueError(f"unknown region {region!r}")
+    return StorageSlot(region, _count(nbytes), _count(offset))
+
+
+def _status(v) -> StatusWord | None:
+    if v is None:
+        return None
+    key, messages = v
+    if not isinstance(messages, dict) or not all(_is_int(c) for c in messages):
+        raise ValueError("bad status messages")
+    return StatusWord(_text(key), {c: _text(m) for c, m in messages.items()})
+
+
+def decode_plan(data) -> LaunchPlan | None:
+    """The launch plan :func:`encode_plan` wrote; GENERAL_FAILURE for anything else (total)."""
+    try:
+        raw = msgpack.unpackb(data, raw=False, strict_map_key=False, use_list=True)
+    except Exception as exc:
+        raise _bad(f"unreadable launch plan ({type(exc).__name__})") from None
+    if raw is None:
+        return None
+    if not isinstance(raw, dict) or raw.get("version") != PLAN_VERSION:
+        got = raw.get("version") if isinstance(raw, dict) else None
+        raise _bad(f"launch plan version {got!r}, this driver reads {PLAN_VERSION}")
+    try:
+        storage, names, const_keys = raw["storage"], raw["kernel_names"], raw["const_keys"]
+        if not isinstance(storage, dict) or not isinstance(names, list) or not isinstance(const_keys, list):
+            raise ValueError("bad tables")
+        plan = LaunchPlan(
+            kernel_names=[_text(n) for n in names], kernels=[_kernel(k) for k in raw["kernels"]],
+            storage={_text(key): _slot(s) for key, s in storage.items()}, const_keys=[_text(k) for k in const_keys],
+            const_bytes=_count(raw["const_bytes"]), arena_bytes=_count(raw["arena_bytes"]),
+            naive_arena_bytes=_count(raw["naive_arena_bytes"]), inputs=[_binding(b) for b in raw["inputs"]],
+            outputs=[_binding(b) for b in raw["outputs"]], num_buffers=_count(raw["num_buffers"]),
+            status=_status(raw["status"]))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise _bad(f"malformed launch plan ({exc})") from None
+    named = {a for k in plan.kernels for a in k.args} | {b.key for b in (*plan.inputs, *plan.outputs)}
+    named |= set(plan.const_keys) | ({plan.status.key} if plan.status else set())
+    if not named <= plan.storage.keys():
+        raise _bad("the launch plan names storage it does not lay out")
+    return plan
 
 
 def _parse_envelope(data, kind: int, identity: CacheIdentity, tdigest: bytes) -> tuple[dict, memoryview, list]:
@@ -246,10 +353,7 @@ def _parse_model_cache(data, identity, tdigest) -> ModelCacheContent:
             or not all(_is_int(s) and 0 <= s <= 1 << 40 for s in pool_sizes)
             or not isinstance(digest, bytes) or len(digest) != 32 or not _is_int(data_len) or data_len < 0):
         raise _bad("bad model-cache fields")
-    try:
-        plan = msgpack.unpackb(sections[2], raw=False, strict_map_key=False, use_list=True)
-    except Exception as exc:
-        raise _bad(f"unreadable launch plan ({type(exc).__name__})") from None
+    plan = decode_plan(sections[2])
     return ModelCacheContent(bytes(sections[0]), bytes(sections[1]), plan, preference, pool_sizes, digest, data_len)
 
 

@@ -1,9 +1,10 @@
 """Code generation: one program source per model.
 
-The source is the dialect's prelude followed by every distinct kernel instance: its template from
-``opencl_kernels/ops/`` with ``${...}`` substituted (string.Template) and a unique ``KERNEL_NAME``.
-Identical instances (same template and defines) share one kernel function.  Templates are written in
-the shared dialect, so the same text compiles as OpenCL C or (CUDA prelude prepended) with NVRTC.
+The source is the backend compiler's prelude (backends.base.Compiler.prelude) followed by every
+distinct kernel instance: its template from ``opencl_kernels/ops/`` with ``${...}`` substituted
+(string.Template) and a unique ``KERNEL_NAME``.  Identical instances (same template and defines) share
+one kernel function.  Templates are written in the shared dialect, so the same text compiles as
+OpenCL C or (CUDA prelude prepended) with NVRTC.
 """
 from __future__ import annotations
 
@@ -14,21 +15,6 @@ import string
 
 from ..errors import failure
 from .ir import KernelInstance, c_literal
-
-DIALECT_PRELUDES = {"opencl": ("opencl_kernels", "prelude.h"), "cuda": ("cuda_kernels", "prelude.cuh")}
-
-
-#: dialect-neutral helper headers (in opencl_kernels/) appended to either prelude, in this order
-COMMON_HEADERS = ("fixed_point.h", "activations.h")
-
-
-@functools.lru_cache(maxsize=None)
-def prelude(dialect: str) -> str:
-    """The dialect prelude followed by the dialect-neutral helper headers (COMMON_HEADERS)."""
-    package, name = DIALECT_PRELUDES[dialect]
-    files = importlib.resources.files("opencl_kernels")
-    common = "\n".join(files.joinpath(h).read_text() for h in COMMON_HEADERS)
-    return importlib.resources.files(package).joinpath(name).read_text() + "\n" + common
 
 
 @functools.lru_cache(maxsize=None)
@@ -64,11 +50,12 @@ def assign_names(kernels: list[KernelInstance]) -> list[str]:
     return list(names.values())
 
 
-def generate(kernels: list[KernelInstance], dialect: str) -> str:
-    """The program source of ``kernels`` (names assigned here if missing) for ``dialect``."""
+def generate(kernels: list[KernelInstance], prelude: str) -> str:
+    """The program source of ``kernels`` (names assigned here if missing) after ``prelude``, the text
+    that maps the shared dialect to the compiler's language."""
     if any(not k.name for k in kernels):
         assign_names(kernels)
-    parts = [prelude(dialect)]
+    parts = [prelude]
     seen = set()
     for k in kernels:
         if k.name in seen:

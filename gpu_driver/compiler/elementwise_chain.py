@@ -17,9 +17,9 @@ from ..errors import failure
 from ..graph import Graph, Node
 from ..hal.types import OperandType, OperationType
 from .fusion import consumers
-from .ir import TensorId, c_literal
+from .ir import TensorId, Work, c_literal
 from .lowering import LoweringContext
-from .lowering_helpers import broadcast_strides, launch_1d, pad_dims
+from .lowering_helpers import broadcast_strides, pad_dims
 
 
 _CHAIN_UNARY = (OperationType.RELU, OperationType.RELU1, OperationType.RELU6, OperationType.LOGISTIC,
@@ -184,5 +184,5 @@ def lower_elementwise_chain(ctx: LoweringContext) -> None:
             steps.append(("clamp", *quant.activation_range_float(code)))
         prev = node.outputs[0]
     d = chain_defines(out_shape, strides, steps)
-    g, l = launch_1d(d["COUNT"])
-    ctx.emit("elementwise_chain.cl", d, [TensorId("operand", i) for i in chain.inputs], [ctx.output(0)], g, l)
+    ctx.emit("elementwise_chain.cl", d, [TensorId("operand", i) for i in chain.inputs], [ctx.output(0)],
+             (d["COUNT"],), Work.ELEMENTS)

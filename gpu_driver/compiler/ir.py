@@ -22,6 +22,7 @@ the outputs are never reported.  Only models with such kernels pay the 4-byte re
 """
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass, field
 from typing import Union
 
@@ -58,6 +59,18 @@ class TensorId:
     index: int
 
 
+class Work(enum.Enum):
+    """The shape of a kernel's parallel work, as its lowering states it.  Each backend's launch tuning
+    maps it (with the global size) to a local size at compilation; every kernel bounds-checks and none
+    uses local memory, so the local size only tunes speed."""
+
+    ELEMENTS = "elements"              # 1-D, one work item per element
+    ROWS = "rows"                      # 1-D, one work item per row it reduces (heavier items)
+    REGISTER_TILES = "register_tiles"  # (channel blocks, pixel blocks, rows): one register tile per item
+    CHANNEL_LANES = "channel_lanes"    # (channels, pixel blocks, rows): consecutive channels side by side
+    GRID = "grid"                      # any other 1-3-D grid: the backend's default
+
+
 @dataclass
 class ScratchTensor:
     dtype: np.dtype
@@ -72,8 +85,8 @@ class KernelInstance:
     defines: dict[str, Union[int, float, str]]      # ${NAME} substitutions (KERNEL_NAME is added by codegen)
     inputs: list[TensorId]
     outputs: list[TensorId]
-    global_size: tuple[int, ...]                    # total work items per dimension (1–3 dims)
-    local_size: tuple[int, ...] | None = None       # work-group / block size, None = let the backend pick
+    global_size: tuple[int, ...]                    # work items per dimension (1–3 dims)
+    work: Work = Work.GRID                          # the shape of the work (the local size follows from it)
     node: int = -1                                  # graph node it came from (for profiling / debugging)
     name: str = ""                                  # unique kernel function name, filled by codegen
 

@@ -18,7 +18,7 @@ import numpy as np
 from ..graph import Graph, Node
 from ..hal.types import OperandLifeTime
 from ..ops.definition import OpParams, TensorInfo
-from .ir import KernelInstance, LoweredModel, ScratchTensor, TensorId
+from .ir import KernelInstance, LoweredModel, ScratchTensor, TensorId, Work
 
 
 @dataclass
@@ -78,11 +78,10 @@ class LoweringContext:
         self.lowered.aliases[self.node.outputs[output]] = self.node.inputs[input]
 
     def emit(self, template: str, defines: dict, inputs: Sequence[TensorId], outputs: Sequence[TensorId],
-             global_size: Sequence[int], local_size: Sequence[int] | None = None) -> KernelInstance:
-        """Append one kernel launch of ``template`` specialised with ``defines``."""
+             global_size: Sequence[int], work: Work = Work.GRID) -> KernelInstance:
+        """Append one kernel launch of ``template`` specialised with ``defines``, over ``global_size``
+        work items whose shape is ``work`` (see compiler/ir.py)."""
         k = KernelInstance(template=template, defines=dict(defines), inputs=list(inputs), outputs=list(outputs),
-                           global_size=tuple(int(g) for g in global_size),
-                           local_size=None if local_size is None else tuple(int(s) for s in local_size),
-                           node=self.node.index)
+                           global_size=tuple(int(g) for g in global_size), work=work, node=self.node.index)
         self.lowered.kernels.append(k)
         return k

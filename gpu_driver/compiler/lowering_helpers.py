@@ -1,4 +1,4 @@
-"""Helpers of the operation lowerings: C types, kernel defines, launch shapes (no pyopencl/cupy here)."""
+"""Helpers of the operation lowerings: C types, kernel defines, the shapes of parallel work (no pyopencl/cupy here)."""
 from __future__ import annotations
 
 import math
@@ -6,8 +6,8 @@ import math
 import numpy as np
 
 from ..hal.abbreviations import F32, I32, Q8A  # noqa: F401  (re-exported to the lowerings)
-from ..sizes import ceil_div, element_count as numel, round_up  # noqa: F401  (re-exported to the lowerings)
-from .ir import C_TYPES
+from ..sizes import ceil_div, element_count as numel  # noqa: F401  (re-exported to the lowerings)
+from .ir import C_TYPES, Work  # noqa: F401  (Work re-exported to the lowerings)
 
 # (qmin, qmax) of the quantized types our kernels handle
 QRANGE = {Q8A: (0, 255)}
@@ -80,14 +80,6 @@ def axis_split(shape, axis: int) -> tuple[int, int, int]:
     """(outer, axis_size, inner) element counts of a row-major tensor around ``axis``."""
     axis = axis % len(shape)
     return numel(shape[:axis]), int(shape[axis]), numel(shape[axis + 1:])
-
-
-def launch_1d(count: int, local: int = 64) -> tuple[tuple[int], tuple[int] | None]:
-    """Global/local size of a 1-D launch over ``count`` items (kernels bounds-check)."""
-    count = max(int(count), 1)
-    if count < local:
-        return (count,), None
-    return (round_up(count, local),), (local,)
 
 
 def act_defines(params, out) -> dict:

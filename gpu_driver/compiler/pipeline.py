@@ -1,29 +1,16 @@
-"""The preparation pipeline: Model → (binary, plan, constants) → an executable launch list.
+"""The preparation pipeline: Model → CompiledModel (binary, launch plan, constants).
 
-    build_graph → fuse activations / fold constants → lower (LOWERINGS) → plan memory → codegen
-    → backend.compile → (instantiate:) backend.load → upload constants → bind kernel arguments once
+    build_graph → fuse activations / fold constants → lower (LOWERINGS) → plan memory and launches
+    (the backend's launch tuning resolves local sizes) → codegen (the backend's prelude) → compile
 
-:func:`compile_model` produces a :class:`CompiledModel` — exactly what the model/data cache stores:
-the binary, a msgpack-able ``plan`` (kernel names, argument storage keys, sizes, buffer layout, I/O
-bindings) and the constants (numpy arrays).  :func:`instantiate` turns that triple into an
-:class:`Executable` on a backend without compiling, so preparation from cache is just ``instantiate``.
-
-Storage keys in the plan: ``o<N>`` operand N (after alias resolution), ``c<N>`` lowering-made
-constant N, ``s<N>`` scratch tensor N, ``st`` the status word.  Regions: "arena" (planned temporaries
-and scratch, with reuse), "const" (packed constants), "input" / "output" (one device buffer each),
-"status" (one int32, only when some kernel can fail: see ``LoweringContext.status``).
-
-Status word: a kernel that detects bad data at execution (e.g. an out-of-range EMBEDDING_LOOKUP
-index) stores its non-zero code there; ``plan["status"]["messages"]`` maps each code (as a string)
-to a message naming the operation.  The word is zeroed when instantiated; after each run
-:meth:`Executable.check_status` reads it (one 4-byte download, only for plans that have one),
-re-zeroes it if it was set and raises GENERAL_FAILURE with that message.
+:func:`compile_model` produces the typed artifact of gpu_driver.compiler.artifact — exactly what the
+model/data cache stores — and never touches device memory: gpu_driver.accelerator.executable
+instantiates it on a backend device, so preparation from cache is instantiation alone.
 """
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Sequence
 
 import numpy as np
 
@@ -32,6 +19,7 @@ from ..graph import Graph, build_graph
 from ..hal.model import Model
 from ..hal.types import OPERAND_TYPE_INFO
 from ..ops.catalog import lookup
+from .artifact import CompiledModel, IOBinding, KernelLaunch, LaunchPlan, StatusWord, StorageSlot
 from .codegen import assign_names, generate
 from .elementwise_chain import ElementwiseChain, fuse_elementwise_chains, lower_elementwise_chain
 from .fusion import fold_constants, fuse_activations
@@ -39,16 +27,6 @@ from .ir import LoweredModel, TensorId
 from .lowering import LoweringContext
 from .support import check_supported
 from .planner import Interval, pack, plan_arena
-
-PLAN_VERSION = 1
-
-
-@dataclass
-class CompiledModel:
-    binary: bytes
-    plan: dict
-    constants: list[np.ndarray]
-    source: str = ""
 
 
 def operand_nbytes(graph: Graph, index: int) -> int:
@@ -95,8 +73,10 @@ def lower(graph: Graph) -> LoweredModel:
     return lowered
 
 
-def build_plan(graph: Graph, lowered: LoweredModel, alignment: int = 256) -> tuple[dict, list[np.ndarray]]:
-    """The memory plan and launch plan (msgpack-able) plus the constants to upload."""
+def build_plan(graph: Graph, lowered: LoweredModel, tuning,
+               alignment: int = 256) -> tuple[LaunchPlan, list[np.ndarray]]:
+    """The memory plan and launch plan plus the constants to upload; ``tuning`` (a backend's
+    LaunchTuning) gives each launch its local size."""
     sg = graph.subgraph
     model_inputs, model_outputs = list(sg.input_indexes), list(sg.output_indexes)
 
@@ -122,24 +102,24 @@ def build_plan(graph: Graph, lowered: LoweredModel, alignment: int = 256) -> tup
             return "st"
         raise failure(f"unknown tensor kind {t.kind!r}")
 
-    storage: dict[str, dict] = {}
+    sizes: dict[str, tuple[str, int]] = {}   # storage key -> (region, nbytes)
     constants: list[np.ndarray] = []
     const_keys: list[str] = []
 
-    def region_of(key: str) -> dict:
-        if key in storage:
-            return storage[key]
+    def place(key: str) -> None:
+        if key in sizes:
+            return
         kind, idx = key[0], (int(key[1:]) if key[1:].isdigit() else -1)
         if kind == "c":
             arr = lowered.constants[idx]
-            entry = {"region": "const", "nbytes": int(arr.nbytes)}
+            sizes[key] = ("const", int(arr.nbytes))
             constants.append(np.ascontiguousarray(arr))
             const_keys.append(key)
         elif key == "st":
-            entry = {"region": "status", "nbytes": 4}
+            sizes[key] = ("status", 4)
         elif kind == "s":
             s = lowered.scratch[idx]
-            entry = {"region": "arena", "nbytes": int(s.count * np.dtype(s.dtype).itemsize)}
+            sizes[key] = ("arena", int(s.count * np.dtype(s.dtype).itemsize))
         else:
             t = graph.tensors[idx]
             group = members.get(idx, {idx})
@@ -147,163 +127,62 @@ def build_plan(graph: Graph, lowered: LoweredModel, alignment: int = 256) -> tup
                 arr = np.ascontiguousarray(np.asarray(t.value, dtype=t.dtype))
                 if arr.dtype == np.bool_:
                     arr = arr.astype(np.uint8)
-                entry = {"region": "const", "nbytes": int(arr.nbytes)}
+                sizes[key] = ("const", int(arr.nbytes))
                 constants.append(arr)
                 const_keys.append(key)
             elif idx in model_inputs:
-                entry = {"region": "input", "nbytes": operand_nbytes(graph, idx), "index": model_inputs.index(idx)}
+                sizes[key] = ("input", operand_nbytes(graph, idx))
             elif group & set(model_outputs):
-                entry = {"region": "output", "nbytes": operand_nbytes(graph, idx)}
+                sizes[key] = ("output", operand_nbytes(graph, idx))
             else:
-                entry = {"region": "arena", "nbytes": operand_nbytes(graph, idx)}
-        storage[key] = entry
-        return entry
+                sizes[key] = ("arena", operand_nbytes(graph, idx))
 
     names = assign_names(lowered.kernels)
     kernels = []
     first: dict[str, int] = {}
     last: dict[str, int] = {}
     for pos, k in enumerate(lowered.kernels):
-        args = [key_of(t) for t in (*k.inputs, *k.outputs)]
+        args = tuple(key_of(t) for t in (*k.inputs, *k.outputs))
         for a in args:
-            region_of(a)
+            place(a)
             first.setdefault(a, pos)
             last[a] = pos
-        kernels.append({"name": k.name, "args": args, "global": list(k.global_size),
-                        "local": None if k.local_size is None else list(k.local_size), "node": k.node,
-                        "template": k.template})
-    inputs = []
-    for i, idx in enumerate(model_inputs):
+        kernels.append(KernelLaunch(k.name, args, k.global_size, tuning.local_size(k.work, k.global_size), k.node,
+                                    k.template))
+
+    def binding(idx: int, is_output: bool) -> IOBinding:
         key = f"o{root(idx)}"
-        entry = region_of(key)
+        place(key)
         t = graph.tensors[idx]
-        inputs.append({"key": key, "nbytes": operand_nbytes(graph, idx),
-                       "shape": list(t.shape) if OPERAND_TYPE_INFO[t.type].is_tensor else [],
-                       "direct": entry["region"] == "input" and entry.get("index") == i})
-    outputs = []
-    for idx in model_outputs:
-        key = f"o{root(idx)}"
-        region_of(key)
-        t = graph.tensors[idx]
-        outputs.append({"key": key, "nbytes": operand_nbytes(graph, idx),
-                        "shape": list(t.dims()) if OPERAND_TYPE_INFO[t.type].is_tensor else []})
-    # arena
-    intervals = [Interval(k, e["nbytes"], first.get(k, 0), last.get(k, 0))
-                 for k, e in storage.items() if e["region"] == "arena"]
+        shape = (t.dims() if is_output else t.shape) if OPERAND_TYPE_INFO[t.type].is_tensor else ()
+        return IOBinding(key, operand_nbytes(graph, idx), tuple(shape))
+
+    inputs = [binding(idx, False) for idx in model_inputs]
+    outputs = [binding(idx, True) for idx in model_outputs]
+    intervals = [Interval(k, nbytes, first.get(k, 0), last.get(k, 0))
+                 for k, (region, nbytes) in sizes.items() if region == "arena"]
     mplan = plan_arena(intervals, alignment)
-    for k, off in mplan.offsets.items():
-        storage[k]["offset"] = off
-    const_offsets, const_bytes = pack([(k, storage[k]["nbytes"]) for k in const_keys], alignment)
-    for k, off in const_offsets.items():
-        storage[k]["offset"] = off
-    n_inputs = sum(1 for e in storage.values() if e["region"] == "input")
-    n_outputs = sum(1 for e in storage.values() if e["region"] in ("output", "status"))
-    plan = {
-        "version": PLAN_VERSION,
-        "kernel_names": names,
-        "kernels": kernels,
-        "storage": storage,
-        "const_keys": const_keys,
-        "const_bytes": const_bytes,
-        "arena_bytes": mplan.arena_bytes,
-        "naive_arena_bytes": mplan.naive_bytes,
-        "inputs": inputs,
-        "outputs": outputs,
-        "num_buffers": (1 if mplan.arena_bytes else 0) + (1 if const_bytes else 0) + n_inputs + n_outputs,
-        "input_shapes": [i["shape"] for i in inputs],
-        "status": ({"key": "st", "messages": {str(c): m for c, m in sorted(lowered.status_messages.items())}}
-                   if "st" in storage else None),
-    }
+    const_offsets, const_bytes = pack([(k, sizes[k][1]) for k in const_keys], alignment)
+    offsets = {**mplan.offsets, **const_offsets}
+    storage = {k: StorageSlot(region, nbytes, offsets.get(k, 0)) for k, (region, nbytes) in sizes.items()}
+    regions = [region for region, _ in sizes.values()]
+    n_inputs = regions.count("input")
+    n_outputs = regions.count("output") + regions.count("status")
+    plan = LaunchPlan(
+        kernel_names=names, kernels=kernels, storage=storage, const_keys=const_keys, const_bytes=const_bytes,
+        arena_bytes=mplan.arena_bytes, naive_arena_bytes=mplan.naive_bytes, inputs=inputs, outputs=outputs,
+        num_buffers=(1 if mplan.arena_bytes else 0) + (1 if const_bytes else 0) + n_inputs + n_outputs,
+        status=StatusWord("st", dict(sorted(lowered.status_messages.items()))) if "st" in storage else None)
     return plan, constants
 
 
 def compile_model(model: Model, backend, input_shapes: Sequence[tuple[int, ...]] | None = None,
                   check_support: bool = False) -> CompiledModel:
-    """Everything expensive of preparation, for ``backend`` (its dialect and compiler)."""
+    """Everything expensive of preparation, for ``backend`` (a backends.base.BackendDevice: its
+    compiler and prelude, its launch tuning and its allocator's view alignment)."""
     graph = prepare_graph(model, input_shapes, check_support=check_support)
     lowered = lower(graph)
-    plan, constants = build_plan(graph, lowered, max(256, getattr(backend, "alignment", 256)))
-    source = generate(lowered.kernels, backend.dialect)
-    binary = backend.compile(source) if plan["kernels"] else b""
+    plan, constants = build_plan(graph, lowered, backend.tuning, max(256, backend.allocator.alignment))
+    source = generate(lowered.kernels, backend.compiler.prelude)
+    binary = backend.compiler.compile(source) if plan.kernels else b""
     return CompiledModel(binary, plan, constants, source)
-
-
-@dataclass
-class Executable:
-    """A compiled model instantiated on a backend: device buffers, bound launches."""
-
-    backend: Any
-    plan: dict
-    launches: list = field(default_factory=list)
-    views: dict = field(default_factory=dict)        # storage key -> DeviceBuffer
-    buffers: list = field(default_factory=list)      # the allocations (arena, const, inputs, outputs)
-    input_buffers: list = field(default_factory=list)   # per model input: DeviceBuffer or None
-    output_buffers: list = field(default_factory=list)  # per model output: DeviceBuffer to read from
-    status_buffer: Any = None                          # the status word (plans whose kernels can fail)
-
-    def run(self, timed: bool = False) -> int | None:
-        """Launch every kernel and wait; the device time in ns with ``timed``."""
-        return self.backend.launch_all(self.launches, timed)
-
-    def enqueue(self, timed: bool = False):
-        """Launch every kernel without waiting; timing marks for ``backend.elapsed_ns`` after finish."""
-        return self.backend.enqueue_all(self.launches, timed)
-
-    def enqueue_status_read(self) -> np.ndarray | None:
-        """Enqueue the read of the status word (None when no kernel can fail); valid after finish."""
-        if self.status_buffer is None:
-            return None
-        return self.backend.download(self.status_buffer, np.zeros(1, dtype=np.int32), blocking=False)
-
-    def check_status(self, word: np.ndarray | None = None) -> None:
-        """After the run: GENERAL_FAILURE (naming the operation) if a kernel reported bad data.
-        ``word`` is what :meth:`enqueue_status_read` returned (read now when not given)."""
-        if self.status_buffer is None:
-            return
-        if word is None:
-            word = self.backend.download(self.status_buffer, np.zeros(1, dtype=np.int32))
-        code = int(word[0])
-        if code:
-            self.backend.upload(self.status_buffer, np.zeros(1, dtype=np.int32))
-            message = self.plan["status"]["messages"].get(str(code), f"kernel status code {code}")
-            raise failure(f"execution failed: {message}")
-
-
-def instantiate(backend, binary: bytes, plan: dict, constants: Sequence[np.ndarray]) -> Executable:
-    """Load ``binary``, allocate the planned buffers, upload constants, bind every launch's arguments."""
-    if plan.get("version") != PLAN_VERSION:
-        raise failure(f"unsupported plan version {plan.get('version')!r}")
-    exe = Executable(backend, plan)
-    storage = plan["storage"]
-    arena = backend.alloc(plan["arena_bytes"]) if plan["arena_bytes"] else None
-    const = backend.alloc(plan["const_bytes"]) if plan["const_bytes"] else None
-    exe.buffers.extend(b for b in (arena, const) if b is not None)
-    if const is not None:
-        packed = np.zeros(plan["const_bytes"], dtype=np.uint8)
-        for key, arr in zip(plan["const_keys"], constants):
-            raw = np.ascontiguousarray(arr).reshape(-1).view(np.uint8)
-            off = storage[key]["offset"]
-            packed[off:off + raw.size] = raw
-        backend.upload(const, packed)
-    for key, e in storage.items():
-        region = e["region"]
-        if region == "arena":
-            exe.views[key] = backend.view(arena, e["offset"], e["nbytes"])
-        elif region == "const":
-            exe.views[key] = backend.view(const, e["offset"], e["nbytes"])
-        else:
-            buf = backend.alloc(e["nbytes"])
-            exe.buffers.append(buf)
-            exe.views[key] = buf
-    exe.input_buffers = [exe.views[i["key"]] if i["direct"] else None for i in plan["inputs"]]
-    exe.output_buffers = [exe.views[o["key"]] for o in plan["outputs"]]
-    if plan.get("status"):
-        exe.status_buffer = exe.views[plan["status"]["key"]]
-        backend.upload(exe.status_buffer, np.zeros(1, dtype=np.int32))
-    if plan["kernels"]:
-        program = backend.load(binary, plan["kernel_names"])
-        exe.program = program
-        for k in plan["kernels"]:
-            exe.launches.append(backend.make_launch(program, k["name"], [exe.views[a] for a in k["args"]],
-                                                    k["global"], k["local"]))
-    return exe

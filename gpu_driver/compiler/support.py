@@ -76,7 +76,7 @@ def support_graph(model: Model) -> Graph:
 
 def supported_nodes(model: Model, features: frozenset = frozenset({"fp64"})) -> list[bool]:
     """One bool per main-subgraph operation: can the kernels run it exactly (fusion taken into account)
-    on a device with ``features`` (Backend.features)?"""
+    on a device with ``features`` (BackendDevice.features)?"""
     graph = support_graph(model)
     ok = [node_supported(graph, n, features) for n in graph.nodes]
     for producer, relu, fused in fusable_pairs(graph):

@@ -146,32 +146,33 @@ class HostStorage:
 
 
 class BackendStorage:
-    """Bytes in a device buffer of an accelerator backend (gpu_driver.backends.base.Backend).
+    """Bytes in a device buffer of an accelerator backend (gpu_driver.backends.base.BackendDevice).
 
-    Every host↔device byte goes through the backend's counted ``upload`` / ``download``; ``handle`` is
-    the backend's :class:`DeviceBuffer`, bound directly to kernels by the accelerator device.  Ranges
-    that do not start on the backend's view alignment are moved through the enclosing aligned window
-    (the extra bytes are counted too).
+    Every host↔device byte goes through the backend allocator's counted ``upload`` / ``download``;
+    ``handle`` is the allocator's :class:`DeviceBuffer`, bound directly to kernels by the accelerator
+    device.  Ranges that do not start on the allocator's view alignment are moved through the
+    enclosing aligned window (the extra bytes are counted too).
     """
 
     def __init__(self, backend, nbytes: int):
         self.backend = backend
+        self.allocator = backend.allocator
         self.nbytes = nbytes
-        self.handle = backend.alloc(max(nbytes, 1))
+        self.handle = self.allocator.alloc(max(nbytes, 1))
 
     def host_view(self) -> None:
         return None
 
     def _window(self, offset: int, length: int):
-        base = offset - offset % self.backend.alignment
-        return base, self.backend.view(self.handle, base, offset + length - base)
+        base = offset - offset % self.allocator.alignment
+        return base, self.allocator.view(self.handle, base, offset + length - base)
 
     def read(self, offset: int, length: int) -> np.ndarray:
         if length <= 0:
             return np.empty(0, dtype=np.uint8)
         base, view = self._window(offset, length)
         out = np.empty(offset + length - base, dtype=np.uint8)
-        self.backend.download(view, out)
+        self.allocator.download(view, out)
         return out[offset - base:] if base != offset else out
 
     def write(self, offset: int, data) -> None:
@@ -181,10 +182,10 @@ class BackendStorage:
         base, view = self._window(offset, arr.size)
         if base != offset:  # read-modify-write of the aligned window's head
             head = np.empty(offset - base + arr.size, dtype=np.uint8)
-            self.backend.download(self.backend.view(self.handle, base, offset - base), head[:offset - base])
+            self.allocator.download(self.allocator.view(self.handle, base, offset - base), head[:offset - base])
             head[offset - base:] = arr
             arr = head
-        self.backend.upload(view, arr)
+        self.allocator.upload(view, arr)
 
     def map(self, writable: bool) -> np.ndarray:
         arr = self.read(0, self.nbytes)

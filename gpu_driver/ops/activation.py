@@ -22,7 +22,7 @@ import numpy as np
 
 from .. import fixedpoint as fp
 from .. import quant
-from ..compiler.lowering_helpers import ctype, known, launch_1d, numel, params_ok, scalars_constant
+from ..compiler.lowering_helpers import ctype, known, numel, params_ok, scalars_constant, Work
 from ..fixedpoint import calculate_input_radius
 from ..hal.types import OperandType, OperationType
 from .definition import OpParams, TensorInfo, as_float32, require, require_nonempty, same_quant_as_input
@@ -336,8 +336,7 @@ def lower_unary(ctx: LoweringContext) -> None:
     else:
         d["OP"] = 6
         inputs.append(ctx.constant(_sigmoid_table(ctx)))
-    g, l = launch_1d(count)
-    ctx.emit("activation.cl", d, inputs, [ctx.output(0)], g, l)
+    ctx.emit("activation.cl", d, inputs, [ctx.output(0)], (count,), Work.ELEMENTS)
 
 
 def supports_softmax(ctx: LoweringContext) -> bool:
@@ -364,8 +363,7 @@ def lower_softmax(ctx: LoweringContext) -> None:
     if x.type == Q8A:
         diffs = np.arange(-255, 1, dtype=np.float64)
         inputs.append(ctx.constant(np.exp(diffs * as_float32(x.scale) * beta).astype(np.float32)))
-    g, l = launch_1d(outer * inner, 32)
-    ctx.emit("activation_softmax.cl", d, inputs, [ctx.output(0)], g, l)
+    ctx.emit("activation_softmax.cl", d, inputs, [ctx.output(0)], (outer * inner,), Work.ROWS)
 
 
 # ---- the operations ----------------------------------------------------------------------------------

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Callable
 import numpy as np
 
 from .. import quant
-from ..compiler.lowering_helpers import (broadcast_strides, ctype, float_act, known, launch_1d, numel, pad_dims,
-                                         params_ok, scalars_constant)
+from ..compiler.lowering_helpers import (broadcast_strides, ctype, float_act, known, numel, pad_dims,
+                                         params_ok, scalars_constant, Work)
 from ..hal.types import OperandType, OperationType
 from .definition import OpParams, TensorInfo, broadcast_shapes, fuse_code, require
 from .registry import operation
@@ -185,8 +185,7 @@ def lower_binary(ctx: LoweringContext) -> None:
         defines.update(float_act(*quant.activation_range_float(ctx.params.activation)))
         defines.update({"ZA": 0, "ZB": 0, "ZO": 0, "ACT_MIN": 0, "ACT_MAX": 0, "LEFT_SHIFT": ADD_LEFT_SHIFT,
                         "M1": 0, "S1": 0, "M2": 0, "S2": 0, "MO": 0, "SO": 0})
-    g, l = launch_1d(count)
-    ctx.emit("binary.cl", defines, [ctx.input(0), ctx.input(1)], [ctx.output(0)], g, l)
+    ctx.emit("binary.cl", defines, [ctx.input(0), ctx.input(1)], [ctx.output(0)], (count,), Work.ELEMENTS)
 
 
 # ---- the operations ----------------------------------------------------------------------------------

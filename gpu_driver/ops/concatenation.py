@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .. import quant
-from ..compiler.lowering_helpers import ctype, known, launch_1d, params_ok, scalars_constant
+from ..compiler.lowering_helpers import ctype, known, params_ok, scalars_constant, Work
 from ..hal.types import OperandType, OperationType
 from ..sizes import element_count
 from .definition import OpParams, TensorInfo, require
@@ -116,8 +116,7 @@ def lower_concatenation(ctx: LoweringContext) -> None:
                  "REQUANT": int(requant), "RS": p.requant_scale[i] if requant else 0.0,
                  "RB": p.requant_bias[i] if requant else 0.0, "ZO": p.output_zero_point,
                  "QMIN": p.qmin, "QMAX": p.qmax}
-            g, l = launch_1d(count)
-            ctx.emit("concatenation.cl", d, [ctx.input(i)], [ctx.output(0)], g, l)
+            ctx.emit("concatenation.cl", d, [ctx.input(i)], [ctx.output(0)], (count,), Work.ELEMENTS)
         offset += in_row
 
 

@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..compiler.lowering_helpers import act_defines, ceil_div, ctype, known, params_ok, trailing_scalars_constant
+from ..compiler.lowering_helpers import (act_defines, ceil_div, ctype, known, params_ok, trailing_scalars_constant,
+                                         Work)
 from ..hal.types import OperandType, OperationType
 from .definition import TensorInfo, require
 from .fused_activation import (Requantization, activation_fields, centred, finish_float, requantization,
@@ -292,12 +293,7 @@ def lower_conv_2d(ctx: LoweringContext) -> None:
     inputs = [ctx.input(0), ctx.constant(packed), ctx.constant(bias)]
     if d["QUANT"]:
         inputs.append(ctx.constant(_quant_table(p, co, cop)))
-    # explicit small work groups: PoCL's generic work-group function keeps per-work-item context
-    # arrays on the worker's stack, sized by the work-group size (the int tile of quant8 spills
-    # there; a PoCL-picked group of thousands of work items overflowed it).  Measured as fast as
-    # PoCL's pick for float32.
-    local = (min(cob, 16), min(pblocks, 4), 1)
-    ctx.emit("conv.cl", d, inputs, [ctx.output(0)], (cob, pblocks, d["ROWS"]), local)
+    ctx.emit("conv.cl", d, inputs, [ctx.output(0)], (cob, pblocks, d["ROWS"]), Work.REGISTER_TILES)
 
 
 def lower_depthwise_conv_2d(ctx: LoweringContext) -> None:
@@ -312,11 +308,7 @@ def lower_depthwise_conv_2d(ctx: LoweringContext) -> None:
     inputs = [ctx.input(0), ctx.constant(np.ascontiguousarray(w)), ctx.constant(_bias(ctx))]
     if d["QUANT"]:
         inputs.append(ctx.constant(_quant_table(p, p.out_c, p.out_c)))
-    # work groups of up to 64 consecutive channels (one row of one pixel block): PoCL's generic
-    # work-group function vectorises its work-item loop across them; measured ~1.5x over PoCL's pick
-    lane = next((c for c in range(64, 7, -8) if p.out_c % c == 0), None)
-    ls = (lane, 1, 1) if lane else None
-    ctx.emit("conv_depthwise.cl", d, inputs, [ctx.output(0)], (p.out_c, pblocks, d["ROWS"]), ls)
+    ctx.emit("conv_depthwise.cl", d, inputs, [ctx.output(0)], (p.out_c, pblocks, d["ROWS"]), Work.CHANNEL_LANES)
 
 
 # ---- the operations ---------------------------------------------------------------------------------

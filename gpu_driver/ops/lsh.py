@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..compiler.lowering_helpers import ctype, known, launch_1d, params_ok, scalars_constant
+from ..compiler.lowering_helpers import ctype, known, params_ok, scalars_constant, Work
 from ..errors import failure
 from ..farmhash import fingerprint64_signed
 from ..hal.types import OperationType
@@ -167,14 +167,12 @@ def lower_lsh_projection(ctx: LoweringContext) -> None:
          "HAS_W": int(has_w), "HASH_F16": int(ctx.inputs[0].type == F16),
          "TH": ctype(ctx.inputs[0]), "TX": ctype(ctx.inputs[1])}
     ins = [ctx.input(0), ctx.input(1)] + ([ctx.input(2)] if has_w else [])
-    g, l = launch_1d(count)
     if p.lsh_type == LSH_DENSE:
-        ctx.emit("lsh.cl", d, ins, [ctx.output(0)], g, l)
+        ctx.emit("lsh.cl", d, ins, [ctx.output(0)], (count,), Work.ELEMENTS)
         return
     bits = ctx.scratch("int32", count)
-    ctx.emit("lsh.cl", d, ins, [bits], g, l)
-    g1, l1 = launch_1d(p.num_hash)
-    ctx.emit("lsh.cl", {**d, "STAGE": 1}, [bits], [ctx.output(0)], g1, l1)
+    ctx.emit("lsh.cl", d, ins, [bits], (count,), Work.ELEMENTS)
+    ctx.emit("lsh.cl", {**d, "STAGE": 1}, [bits], [ctx.output(0)], (p.num_hash,), Work.ELEMENTS)
 
 
 # ---- definition -------------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import fixedpoint as fp
 from .. import quant
-from ..compiler.lowering_helpers import ctype, known, launch_1d, params_ok, trailing_scalars_constant
+from ..compiler.lowering_helpers import ctype, known, params_ok, trailing_scalars_constant, Work
 from ..hal.types import OperandType, OperationType
 from .definition import TensorInfo, as_float32, require
 from .registry import operation
@@ -133,8 +133,7 @@ def lower_l2_normalization(ctx: LoweringContext) -> None:
     d = {"T": ctype(x), "QUANT": int(x.type == Q8A), "OUTER": p.outer_size, "AXIS": p.axis_size,
          "INNER": p.inner_size, "EPS": float(p.epsilon), "ZX": p.input_zero_point, "ZO": p.output_zero_point,
          "QMIN": 0, "QMAX": 255}
-    g, l = launch_1d(rows, 32)
-    ctx.emit("normalization_l2.cl", d, [ctx.input(0)], [ctx.output(0)], g, l)
+    ctx.emit("normalization_l2.cl", d, [ctx.input(0)], [ctx.output(0)], (rows,), Work.ROWS)
 
 
 def supports_local_response_normalization(ctx: LoweringContext) -> bool:
@@ -151,8 +150,7 @@ def lower_local_response_normalization(ctx: LoweringContext) -> None:
         return
     d = {"COUNT": count, "AXIS": p.axis_size, "INNER": p.inner_size, "RADIUS": min(p.radius, p.axis_size),
          "BIAS": float(p.bias), "ALPHA": float(p.alpha), "BETA": float(p.beta)}
-    g, l = launch_1d(count)
-    ctx.emit("normalization_lrn.cl", d, [ctx.input(0)], [ctx.output(0)], g, l)
+    ctx.emit("normalization_lrn.cl", d, [ctx.input(0)], [ctx.output(0)], (count,), Work.ELEMENTS)
 
 
 # ---- the operations ----------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..compiler.lowering_helpers import ctype, known, launch_1d, params_ok, scalars_constant
+from ..compiler.lowering_helpers import ctype, known, params_ok, scalars_constant, Work
 from ..hal.types import OperationType
 from ..sizes import element_count
 from .definition import (OpParams, ShapeUnknown, TensorInfo, optional_bool, require, require_nonempty,
@@ -142,8 +142,7 @@ def lower_depth_space(ctx: LoweringContext) -> None:
         return
     d = {"T": ctype(ctx.inputs[0]), "COUNT": count, "MODE": 0 if ctx.node.type == OperationType.DEPTH_TO_SPACE else 1,
          "B": p.block_size, "IH": p.in_h, "IW": p.in_w, "IC": p.in_c, "OH": p.out_h, "OW": p.out_w, "OC": p.out_c}
-    g, l = launch_1d(count)
-    ctx.emit("shape_ops.cl", d, [ctx.input(0)], [ctx.output(0)], g, l)
+    ctx.emit("shape_ops.cl", d, [ctx.input(0)], [ctx.output(0)], (count,), Work.ELEMENTS)
 
 
 # ---- the operations -------------------------------------------------------------------------------------

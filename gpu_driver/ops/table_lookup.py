@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..compiler.lowering_helpers import ctype, known, launch_1d, params_ok
+from ..compiler.lowering_helpers import ctype, known, params_ok, Work
 from ..errors import failure
 from ..hal.types import OperationType
 from ..sizes import element_count
@@ -130,8 +130,7 @@ def lower_embedding_lookup(ctx: LoweringContext) -> None:
     outs = [ctx.output(0)]
     if checked:
         outs.append(ctx.status(f"a lookup index is outside [0, {p.num_rows})"))
-    g, l = launch_1d(count)
-    ctx.emit("table_lookup.cl", d, [ctx.input(0), ctx.input(1)], outs, g, l)
+    ctx.emit("table_lookup.cl", d, [ctx.input(0), ctx.input(1)], outs, (count,), Work.ELEMENTS)
 
 
 def hashtable_lookup_supported(ctx: LoweringContext) -> bool:
@@ -149,8 +148,8 @@ def lower_hashtable_lookup(ctx: LoweringContext) -> None:
         return
     d = {"T": ctype(ctx.inputs[2]), "MODE": 1, "COUNT": count, "ROW": p.row_size, "NROWS": p.num_keys,
          "NKEYS": p.num_keys, "STATUS": 0, "STATUS_CODE": 0}
-    g, l = launch_1d(count)
-    ctx.emit("table_lookup.cl", d, [ctx.input(0), ctx.input(1), ctx.input(2)], [ctx.output(0), ctx.output(1)], g, l)
+    ctx.emit("table_lookup.cl", d, [ctx.input(0), ctx.input(1), ctx.input(2)], [ctx.output(0), ctx.output(1)],
+             (count,), Work.ELEMENTS)
 
 
 # ---- the operations -------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ from typing import Sequence
 
 import numpy as np
 
+from ..compiler.artifact import CompiledModel
 from ..errors import failure
 from ..hal.model import Model, Operation, Subgraph
 from ..hal.types import (Capabilities, DeviceType, ExecutionPreference, OperandPerformance,
@@ -29,10 +30,11 @@ class ReferencePreparedModel(PreparedModel):
         limits = ExecutionLimits(ctx.deadline_ns, ctx.loop_timeout_ns)
         return self._executor.run(inputs, limits), None
 
-    def cache_payload(self) -> tuple[bytes, dict, list[np.ndarray]]:
-        """Compilation-cache hook: the reference's "compiled form" is the model itself, which the cache
-        stores anyway (structure in the model cache, constant pools in the data cache)."""
-        return _CACHE_BINARY, {"executor": "reference"}, []
+    def cache_payload(self) -> CompiledModel:
+        """Compilation cache: the reference's "compiled form" is the model itself, which the cache
+        stores anyway (structure in the model cache, constant pools in the data cache): a marker
+        binary, no launch plan, no constants."""
+        return CompiledModel(_CACHE_BINARY, None)
 
 
 class ReferenceDevice(Device):
@@ -40,6 +42,7 @@ class ReferenceDevice(Device):
 
     name = "reference"
     rank = 0
+    caches_compilations = True
     #: no driver-private cache by default: preparing the reference costs less than hashing the model
     private_cache = False
 
@@ -68,9 +71,10 @@ class ReferenceDevice(Device):
                  model_cache: Sequence, data_cache: Sequence, token) -> PreparedModel:
         return ReferencePreparedModel(self, model)
 
-    def load_prepared(self, binary: bytes, plan: dict, constants: list, model: Model) -> PreparedModel:
-        """Compilation-cache hook: rebuild a prepared model from what ``cache_payload`` returned."""
-        if binary != _CACHE_BINARY or plan != {"executor": "reference"} or constants:
+    def load_prepared(self, compiled: CompiledModel, model: Model) -> PreparedModel:
+        """Compilation cache (``prepareModelFromCache_1_3``): rebuild a prepared model from what
+        ``cache_payload`` returned."""
+        if compiled.binary != _CACHE_BINARY or compiled.plan is not None or compiled.constants:
             raise failure("not a reference-device cache")
         return ReferencePreparedModel(self, model)
 

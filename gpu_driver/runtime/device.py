@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import abc
 import threading
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from ..cache import driver as cache
 from ..errors import DriverError, failure, invalid, not_supported_yet
@@ -22,6 +22,9 @@ from .buffer_registry import BufferRegistry
 from .driver_buffer import DriverBuffer
 from .prepared_model import PreparedModel, check_deadline_argument
 
+if TYPE_CHECKING:
+    from ..compiler.artifact import CompiledModel
+
 #: Our HAL interface version: feature level 4 (NN HAL 1.3).
 FEATURE_LEVEL = 4
 
@@ -33,10 +36,13 @@ class Device(abc.ABC):
     name: str = ""
     #: sort key for choosing the default device (higher is preferred)
     rank: int = 0
+    #: whether prepared models go through the compilation cache: their ``cache_payload`` and this
+    #: device's ``load_prepared`` (gpu_driver.cache.driver)
+    caches_compilations: bool = False
 
     def __init__(self, allocator) -> None:
-        """``allocator``: where this device's driver-managed buffers keep their bytes (the allocator
-        part of gpu_driver.backends.base.Backend: alloc / view / upload / download / copy)."""
+        """``allocator``: where this device's driver-managed buffers keep their bytes (a
+        gpu_driver.backends.base.Allocator: alloc / view / upload / download / copy)."""
         self._lock = threading.Lock()
         self.allocator = allocator
         #: tokens of this device's live driver-managed buffers
@@ -74,11 +80,10 @@ class Device(abc.ABC):
     def get_number_of_cache_files_needed(self) -> tuple[int, int]:
         """HAL ``getNumberOfCacheFilesNeeded``: (numModelCache, numDataCache); (0, 0) = no caching.
 
-        A device caches when it implements ``load_prepared`` (and its prepared models
-        ``cache_payload``, see gpu_driver.cache.driver): one model-cache file (model structure, binary,
+        A device that ``caches_compilations`` needs one model-cache file (model structure, binary,
         launch plan) and one data-cache file (packed constants).
         """
-        return (1, 1) if cache.supports_caching(self) else (0, 0)
+        return (1, 1) if self.caches_compilations else (0, 0)
 
     def get_supported_operations(self, model: Model) -> list[bool]:
         """HAL ``getSupportedOperations_1_3``: one bool per operation of the main subgraph."""
@@ -134,7 +139,7 @@ class Device(abc.ABC):
         prepare = lambda: self._prepare(model, preference, priority, deadline_ns, model_cache, data_cache, token)
         if model_cache or data_cache:  # HAL cache files: prepare, then save (a failed save is ignored)
             prepared = prepare()
-            if cache.supports_caching(self):
+            if self.caches_compilations:
                 cache.save_to_cache(self, prepared, model, preference, model_cache, data_cache, token)
         elif cache.private_cache_enabled(self):  # no client cache: the driver-private blob store
             prepared = cache.private_prepare(self, model, preference, prepare)
@@ -156,12 +161,18 @@ class Device(abc.ABC):
         device does not cache or the cache is missing, tampered, swapped or stale (gpu_driver.cache.driver).
         """
         deadline_ns = check_deadline_argument(deadline)
-        if not cache.supports_caching(self):
+        if not self.caches_compilations:
             raise not_supported_yet(f"prepare_model_from_cache on {self.name}")
         check_cache_arguments(self, model_cache, data_cache, token, exact=True)
         if deadline_ns is not None and boot_time_ns() > deadline_ns:
             raise DriverError(ErrorStatus.MISSED_DEADLINE_PERSISTENT, "the deadline had passed before preparation")
         return cache.load_from_cache(self, model_cache, data_cache, bytes(token))
+
+    def load_prepared(self, compiled: CompiledModel, model: Model) -> PreparedModel:
+        """Compilation cache (``prepareModelFromCache_1_3``): a prepared model of ``model`` from what a
+        prepared model's ``cache_payload`` returned, without compiling.  Devices that
+        ``caches_compilations`` implement it."""
+        raise not_supported_yet(f"prepare_model_from_cache on {self.name}")
 
     # ---- memory domains ------------------------------------------------------------------------------
     def allocate(self, desc: BufferDesc, prepared_models: Sequence[PreparedModel],

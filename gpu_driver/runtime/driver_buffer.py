@@ -1,7 +1,7 @@
 """DriverBuffer: a driver-managed buffer (HAL ``IBuffer``) and the storage behind it (interface.md §6).
 
 The buffer knows its token, roles, initial and current dimensions and initialized state; its bytes live
-in the allocating device's allocator (backends.base.Backend's allocator part for an accelerator, a
+in the allocating device's allocator (a backends.base.Allocator: its backend's for an accelerator, a
 host allocator for the reference device).  ``copy_to`` / ``copy_from`` follow §6.2.
 
 Thread safety: a buffer has a readers/writer lock; concurrent reads (inputs, copy_to) share it, writes

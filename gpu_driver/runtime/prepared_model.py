@@ -12,7 +12,7 @@ import abc
 import threading
 import time
 from dataclasses import dataclass
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
@@ -35,6 +35,9 @@ from ..sizes import element_count, round_up
 from ..validation import byte_size
 from .driver_buffer import DriverBuffer
 from .request_binding import BoundRequest, bind_request
+
+if TYPE_CHECKING:
+    from ..compiler.artifact import CompiledModel
 
 
 @dataclass
@@ -168,6 +171,11 @@ class PreparedModel(abc.ABC):
         if pool is None or pool.size < nbytes:
             pool = pools[kind] = SharedMemory(max(round_up(nbytes, 4096), 4096))
         return pool
+
+    def cache_payload(self) -> CompiledModel:
+        """Compilation cache (``prepareModel_1_3`` with cache files): what this prepared model's device
+        needs to rebuild it without compiling (see Device.load_prepared)."""
+        raise failure(f"{type(self).__name__} cannot be cached")
 
     # ---- for subclasses ----------------------------------------------------------------------------
     def _execute(self, request: BoundRequest, ctx: ExecutionContext) -> tuple[list[OutputShape], int | None]:

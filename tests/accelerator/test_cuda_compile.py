@@ -5,8 +5,8 @@ import pytest
 
 nvrtc = pytest.importorskip("cupy_backends.cuda.libs.nvrtc")
 
-from gpu_driver.backends.cuda import compile_source  # noqa: E402
-from gpu_driver.compiler.codegen import generate, prelude  # noqa: E402
+from gpu_driver.backends.cuda import CudaCompiler, compile_source  # noqa: E402
+from gpu_driver.compiler.codegen import generate  # noqa: E402
 from gpu_driver.compiler.pipeline import lower, prepare_graph  # noqa: E402
 
 from .helpers import chain_model  # noqa: E402
@@ -27,7 +27,7 @@ pytestmark = pytest.mark.skipif(not _nvrtc_works(), reason="NVRTC library not lo
 
 @pytest.mark.parametrize("arch", ARCHS)
 def test_prelude_compiles(arch):
-    src = prelude("cuda") + """
+    src = CudaCompiler(arch).prelude + """
 KERNEL void probe(GLOBAL const int* RESTRICT a, GLOBAL const half* h, GLOBAL int* RESTRICT o, GLOBAL half* ho) {
     const int i = GLOBAL_ID(0);
     if (i >= 16) return;
@@ -39,7 +39,7 @@ KERNEL void probe(GLOBAL const int* RESTRICT a, GLOBAL const half* h, GLOBAL int
     BARRIER;
 }
 """
-    cubin = compile_source(src, arch)
+    cubin = CudaCompiler(arch).compile(src)
     assert len(cubin) > 100
 
 
@@ -59,7 +59,7 @@ def test_generated_program_compiles(arch):
     for name, model in _sample_models().items():
         graph = prepare_graph(model)
         lowered = lower(graph)
-        src = generate(lowered.kernels, "cuda")
+        src = generate(lowered.kernels, CudaCompiler(arch).prelude)
         cubin = compile_source(src, arch, name=f"{name}.cu")
         assert len(cubin) > 100, name
 

@@ -65,7 +65,7 @@ def test_six_op_chain_is_one_kernel():
     (node,) = prepare_graph(model).nodes
     assert isinstance(node, ElementwiseChain)  # RELU6 was fused into the first ADD as its activation
     assert [s.type for s in node.steps] == [O.ADD, O.MUL, O.TANH, O.ADD, O.LOGISTIC]
-    src = generate(lower(prepare_graph(model)).kernels, "opencl")
+    src = generate(lower(prepare_graph(model)).kernels, opencl_device().backend.compiler.prelude)
     assert src.count("KERNEL void gd") == 1 and "v = tanh(v);" in src
 
 
@@ -147,10 +147,10 @@ def test_quant8_chain_stays_unfused():
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
 def test_chain_kernel_compiles_with_nvrtc(arch):
     pytest.importorskip("cupy_backends.cuda.libs.nvrtc")
-    from gpu_driver.backends.cuda import compile_source
+    from gpu_driver.backends.cuda import CudaCompiler, compile_source
     try:
         compile_source("extern \"C\" __global__ void k() {}", arch)
     except Exception:
         pytest.skip("NVRTC library not loadable")
-    src = generate(lower(prepare_graph(_six_op_chain(np.random.default_rng(1)))).kernels, "cuda")
+    src = generate(lower(prepare_graph(_six_op_chain(np.random.default_rng(1)))).kernels, CudaCompiler(arch).prelude)
     assert compile_source(src, arch)[:4] == b"\x7fELF"

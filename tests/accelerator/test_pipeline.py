@@ -8,6 +8,9 @@ import pytest
 import gpu_driver as gd
 from gpu_driver import OperandType as T, OperationType as O
 from gpu_driver.accelerator import AcceleratorPreparedModel
+from gpu_driver.backends.opencl import OpenCLTuning
+from gpu_driver.cache.format import decode_plan, encode_plan
+from gpu_driver.compiler.artifact import CompiledModel
 from gpu_driver.compiler.pipeline import build_plan, lower, prepare_graph
 from gpu_driver.compiler.planner import Interval, plan_arena
 from gpu_driver.hal.model import DataLocation, Request, RequestArgument
@@ -57,10 +60,10 @@ def test_fifty_layer_chain_reuses_two_activation_buffers():
     assert pm.memory_plan["kernels"] == 1  # the whole ADD+RELU chain is one fused elementwise kernel
     # the planner on the unchained lowering: 50 kernels, two activation buffers
     graph = prepare_graph(model, fuse_chains=False)
-    plan, _ = build_plan(graph, lower(graph))
-    assert len(plan["kernels"]) == 50
-    assert plan["arena_bytes"] <= 2 * act_bytes
-    assert plan["naive_arena_bytes"] >= 49 * act_bytes
+    plan, _ = build_plan(graph, lower(graph), dev.backend.tuning)
+    assert len(plan.kernels) == 50
+    assert plan.arena_bytes <= 2 * act_bytes
+    assert plan.naive_arena_bytes >= 49 * act_bytes
     x = np.random.default_rng(3).uniform(-1, 1, shape).astype(np.float32)
     (out,) = pm.execute([x])
     (ref,) = reference_outputs(model, [x])
@@ -188,15 +191,15 @@ def test_cache_payload_round_trip():
     dev = opencl_device()
     model = chain_model(5, shape=(1, 8, 8, 4))
     pm = dev.prepare_model(model)
-    binary, plan, constants = pm.cache_payload()
-    import msgpack
-    plan2 = msgpack.unpackb(msgpack.packb(plan), strict_map_key=False)
-    counters = dev.backend.counters.snapshot()
-    again = dev.load_prepared(binary, plan2, constants, model)
+    compiled = pm.cache_payload()
+    plan2 = decode_plan(encode_plan(compiled.plan))
+    assert plan2 == compiled.plan
+    counters = dev.backend.allocator.counters.snapshot()
+    again = dev.load_prepared(CompiledModel(compiled.binary, plan2, compiled.constants), model)
     assert again.memory_plan == pm.memory_plan
     x = np.random.default_rng(1).uniform(-1, 1, (1, 8, 8, 4)).astype(np.float32)
     np.testing.assert_array_equal(again.execute([x])[0], pm.execute([x])[0])
-    assert dev.backend.counters.snapshot()["h2d_count"] > counters["h2d_count"]
+    assert dev.backend.allocator.counters.snapshot()["h2d_count"] > counters["h2d_count"]
 
 
 def test_dynamic_shapes_specialise_per_signature():
@@ -217,12 +220,27 @@ def test_dynamic_shapes_specialise_per_signature():
     assert len(pm._specs) == 2
 
 
-def test_plan_is_msgpackable_and_kernels_bound_once():
+def test_plan_round_trips_through_the_cache_encoding():
     model = chain_model(3, shape=(2, 2))
     graph = prepare_graph(model)
     lowered = lower(graph)
-    plan, constants = build_plan(graph, lowered)
-    import msgpack
-    assert msgpack.unpackb(msgpack.packb(plan), strict_map_key=False) == plan
+    plan, constants = build_plan(graph, lowered, OpenCLTuning())
+    assert decode_plan(encode_plan(plan)) == plan
     assert len(constants) == 3
-    assert plan["inputs"][0]["direct"]
+    assert plan.storage[plan.inputs[0].key].region == "input"
+    assert plan.input_shapes == [(2, 2)]
+
+
+def test_launch_tuning_maps_the_shape_of_work_to_local_sizes():
+    from gpu_driver.backends.cuda import CudaTuning
+    from gpu_driver.compiler.ir import Work
+
+    ocl, cuda = OpenCLTuning(), CudaTuning()
+    assert ocl.local_size(Work.ELEMENTS, (1000,)) == (64,) and ocl.local_size(Work.ELEMENTS, (10,)) is None
+    assert ocl.local_size(Work.ROWS, (40,)) == (32,) and ocl.local_size(Work.ROWS, (0,)) is None
+    assert ocl.local_size(Work.REGISTER_TILES, (3, 9, 5)) == (3, 4, 1)
+    assert ocl.local_size(Work.CHANNEL_LANES, (96, 2, 2)) == (48, 1, 1)
+    assert ocl.local_size(Work.CHANNEL_LANES, (12, 1, 1)) is None and ocl.local_size(Work.GRID, (5, 5)) is None
+    # CUDA resolves every launch to a block: the grid default where the work states no preference
+    assert cuda.local_size(Work.ELEMENTS, (10,)) == (10,) and cuda.local_size(Work.GRID, (100, 100)) == (32, 8)
+    assert cuda.local_size(Work.GRID, (100, 2, 9)) == (16, 2, 4) and cuda.local_size(Work.GRID, (999,)) == (256,)

@@ -1,9 +1,8 @@
 """The shared kernel dialect on OpenCL: fixed-point helpers agree bit for bit with gpu_driver.quant
-(the reference's arithmetic), half storage round-trips; exercised through the Backend interface."""
+(the reference's arithmetic), half storage round-trips; exercised through the backend's parts."""
 import numpy as np
 
 from gpu_driver import quant
-from gpu_driver.compiler.codegen import prelude
 
 from .helpers import opencl_device
 
@@ -24,20 +23,21 @@ KERNEL void probe(GLOBAL const int* RESTRICT a, GLOBAL const int* RESTRICT b, GL
 
 def test_fixed_point_and_half_bit_exact():
     backend = opencl_device().backend
-    program = backend.load(backend.compile(prelude(backend.dialect) + _SRC), ["probe"])
+    allocator, launcher = backend.allocator, backend.launcher
+    program = launcher.load(backend.compiler.compile(backend.compiler.prelude + _SRC), ["probe"])
     rng = np.random.default_rng(0)
     a = rng.integers(-2**31, 2**31, 64, dtype=np.int64).astype(np.int32)
     b = rng.integers(-2**31, 2**31, 64, dtype=np.int64).astype(np.int32)
     a[:8] = [-2**31, 2**31 - 1, 0, -1, 1, 12345, -12345, 77]
     b[0] = -2**31
     h = rng.standard_normal(64).astype(np.float16)
-    bufs = [backend.alloc(n) for n in (256, 256, 128, 1024, 128)]
+    bufs = [allocator.alloc(n) for n in (256, 256, 128, 1024, 128)]
     for buf, arr in zip(bufs, (a, b, h)):
-        backend.upload(buf, arr)
-    launch = backend.make_launch(program, "probe", bufs, (64,), (16,))
-    backend.launch_all([launch])
-    o = backend.download(bufs[3], np.empty(256, np.int32))
-    ho = backend.download(bufs[4], np.empty(64, np.float16))
+        allocator.upload(buf, arr)
+    launcher.enqueue([launcher.make_launch(program, "probe", bufs, (64,), (16,))])
+    launcher.finish()
+    o = allocator.download(bufs[3], np.empty(256, np.int32))
+    ho = allocator.download(bufs[4], np.empty(64, np.float16))
     i = np.arange(64)
     m_lt1 = np.where(b > 0, b, 1073741824)
     np.testing.assert_array_equal(o[:64], quant.multiply_by_quantized_multiplier(a, b, i % 7 - 3))
@@ -48,13 +48,13 @@ def test_fixed_point_and_half_bit_exact():
 
 
 def test_views_and_device_copy():
-    backend = opencl_device().backend
-    root = backend.alloc(4096)
-    v = backend.view(root, 1024, 512)
+    allocator = opencl_device().backend.allocator
+    root = allocator.alloc(4096)
+    v = allocator.view(root, 1024, 512)
     data = np.arange(128, dtype=np.float32)
-    backend.upload(v, data)
-    whole = backend.download(root, np.zeros(1024, np.float32))
+    allocator.upload(v, data)
+    whole = allocator.download(root, np.zeros(1024, np.float32))
     np.testing.assert_array_equal(whole[256:384], data)
-    other = backend.alloc(512)
-    backend.copy(v, other, 512)
-    np.testing.assert_array_equal(backend.download(other, np.zeros(128, np.float32)), data)
+    other = allocator.alloc(512)
+    allocator.copy(v, other, 512)
+    np.testing.assert_array_equal(allocator.download(other, np.zeros(128, np.float32)), data)

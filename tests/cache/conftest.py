@@ -7,7 +7,6 @@ import pytest
 
 import gpu_driver as gd
 from gpu_driver import zoo
-from gpu_driver.cache.driver import supports_caching
 from gpu_driver.reference.device import ReferenceDevice
 
 
@@ -54,7 +53,7 @@ def _device_names():
     names = ["reference"]
     try:
         dev = gd.get_device("opencl")
-        if supports_caching(dev):
+        if dev.caches_compilations:
             names.append("opencl")
     except gd.DriverError:
         pass

@@ -243,7 +243,7 @@ def test_device_without_caching_reports_zero(tmp_path):
     from gpu_driver.reference.device import ReferenceDevice
 
     class NoCache(ReferenceDevice):
-        load_prepared = None
+        caches_compilations = False
 
     dev = NoCache()
     assert dev.get_number_of_cache_files_needed() == (0, 0)
@@ -263,8 +263,8 @@ def test_from_cache_compiles_nothing(saved, monkeypatch):
     monkeypatch.setattr(type(device), "_prepare", no_compile)  # on the class: undo leaves no instance attribute
     backend = getattr(device, "backend", None)
     if backend is not None:
-        monkeypatch.setattr(backend, "compile", no_compile)
-        import gpu_driver.compiler.pipeline as pipeline
+        monkeypatch.setattr(backend.compiler, "compile", no_compile)
+        import gpu_driver.accelerator.prepared_model as accelerator_prepared_model
 
-        monkeypatch.setattr(pipeline, "compile_model", no_compile)
+        monkeypatch.setattr(accelerator_prepared_model, "compile_model", no_compile)
     assert _out(_from_bytes(device, tok, mb, db)).tobytes() == expected.tobytes()

@@ -9,7 +9,8 @@ import gpu_driver as gd
 from gpu_driver import ErrorStatus
 from gpu_driver.cache import BlobStore
 from gpu_driver.cache import driver as cache_driver
-from gpu_driver.cache.format import (CacheIdentity, parse_data_cache, parse_model_cache, token_digest)
+from gpu_driver.cache.format import (CacheIdentity, decode_plan, encode_plan, parse_data_cache, parse_model_cache,
+                                     token_digest)
 from gpu_driver.cache.integrity import IntegrityStore
 from gpu_driver.hal import ExecutionPreference
 
@@ -147,6 +148,43 @@ def test_parsers_raise_only_general_failure(blob):
     for parse in (parse_model_cache, parse_data_cache):
         with pytest.raises(gd.DriverError) as err:
             parse(blob, _ID, token_digest(bytes(32)))
+        assert err.value.status == ErrorStatus.GENERAL_FAILURE
+
+
+def _encoded_plan() -> dict:
+    import msgpack
+
+    from gpu_driver.backends.opencl import OpenCLTuning
+    from gpu_driver.compiler.pipeline import build_plan, lower, prepare_graph
+
+    graph = prepare_graph(chain_model(3, seed=2))
+    plan, _ = build_plan(graph, lower(graph), OpenCLTuning())
+    assert decode_plan(encode_plan(plan)) == plan
+    return msgpack.unpackb(encode_plan(plan), strict_map_key=False)
+
+
+@pytest.mark.parametrize("damage", [
+    lambda p: p.update(version=1), lambda p: p.pop("kernels"), lambda p: p.update(storage=[]),
+    lambda p: p["kernels"][0].pop(), lambda p: p["kernels"][0].__setitem__(2, [-1]),
+    lambda p: p["kernels"][0].__setitem__(1, "o0"), lambda p: p["storage"].update(o0=["heap", 4, 0]),
+    lambda p: p.update(status=["st", {"1": "bad"}]), lambda p: p["inputs"][0].__setitem__(0, 7),
+    lambda p: p["kernels"][0][1].append("s99"), lambda p: p.update(arena_bytes=True),
+])
+def test_plan_decoder_refuses_damaged_plans(damage):
+    import msgpack
+
+    encoded = _encoded_plan()
+    damage(encoded)
+    with pytest.raises(gd.DriverError) as err:
+        decode_plan(msgpack.packb(encoded, use_bin_type=True))
+    assert err.value.status == ErrorStatus.GENERAL_FAILURE and "launch plan" in err.value.message
+
+
+def test_plan_decoder_reads_no_plan_and_refuses_garbage():
+    assert decode_plan(encode_plan(None)) is None
+    for blob in (b"\xc1", b"\x93\x01\x02\x03"):
+        with pytest.raises(gd.DriverError) as err:
+            decode_plan(blob)
         assert err.value.status == ErrorStatus.GENERAL_FAILURE
 
 

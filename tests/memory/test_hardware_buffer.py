@@ -100,7 +100,7 @@ def test_writes_visible_to_the_device_after_unlock(device):
 
 def test_device_buffer_lock_transfers_are_counted(opencl):
     hb = gd.HardwareBuffer.blob(1024, device=opencl)
-    c = opencl.backend.counters
+    c = opencl.backend.allocator.counters
     c.reset()
     hb.lock(U.CPU_READ_OFTEN)
     hb.unlock()

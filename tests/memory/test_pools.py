@@ -65,7 +65,7 @@ def test_device_resident_request_has_zero_host_copies(opencl):
     inp.unlock()
     req = Request([RequestArgument(DataLocation(0, 0, 256)), RequestArgument(DataLocation(0, 256, 256))],
                   [RequestArgument(DataLocation(1, 0, 256))], [inp, out])
-    counters = opencl.backend.counters
+    counters = opencl.backend.allocator.counters
     counters.reset()
     for _ in range(3):
         prepared.execute_synchronously(req)
@@ -82,7 +82,7 @@ def test_shared_memory_request_is_counted(opencl):
     inp, out = gd.SharedMemory(512), gd.SharedMemory(256)
     req = Request([RequestArgument(DataLocation(0, 0, 256)), RequestArgument(DataLocation(0, 256, 256))],
                   [RequestArgument(DataLocation(1, 0, 256))], [inp, out])
-    counters = opencl.backend.counters
+    counters = opencl.backend.allocator.counters
     counters.reset()
     prepared.execute_synchronously(req)
     snap = counters.snapshot()

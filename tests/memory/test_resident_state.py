@@ -29,7 +29,7 @@ def test_state_never_crosses_the_host(opencl, reference, model, x_kind):
         else gd.SharedMemory(INPUTS * 4)
     ref = ResidentRecurrence(reference, reference.prepare_model(model), h0, x_ref)
     acc = ResidentRecurrence(opencl, opencl.prepare_model(model), h0, x_dev)
-    counters = opencl.backend.counters
+    counters = opencl.backend.allocator.counters
     for n in range(STEPS):
         x_ref.write(0, xs[n])
         x_dev.write(0, xs[n])  # the client's input write: counted h2d for the device buffer
@@ -55,7 +55,7 @@ def test_state_round_trip_control(opencl, model):
     prepared = opencl.prepare_model(model)
     h = np.zeros((1, UNITS), np.float32)
     x = np.ones((1, INPUTS), np.float32)
-    counters = opencl.backend.counters
+    counters = opencl.backend.allocator.counters
     counters.reset()
     for _ in range(3):
         (h,) = prepared.execute([x, h])

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import gpu_driver
-from gpu_driver.compiler.codegen import instance_source, prelude
+from gpu_driver.compiler.codegen import instance_source
 from gpu_driver.compiler.ir import KernelInstance
 from gpu_driver.farmhash import fingerprint64
 
@@ -205,17 +205,19 @@ def test_fingerprint64_every_length(device):
                               "HAS_W", "HASH_F16")}
     defines.update(TH="float", TX="uchar")
     lsh = instance_source(KernelInstance("lsh.cl", defines, [], [], (1,)), "lsh_pack_unused")
-    src = prelude(backend.dialect) + "\n" + lsh + string.Template(_PROBE).substitute(MAX=MAX_PROBE)
-    program = backend.load(backend.compile(src), ["lsh_probe"])
+    src = backend.compiler.prelude + "\n" + lsh + string.Template(_PROBE).substitute(MAX=MAX_PROBE)
+    allocator, launcher = backend.allocator, backend.launcher
+    program = launcher.load(backend.compiler.compile(src), ["lsh_probe"])
     rng = np.random.default_rng(11)
     offsets = 3
     data = rng.integers(0, 256, MAX_PROBE + offsets).astype(np.uint8)
     data[:16] = 0xff  # high bytes in the first words
     out = np.zeros((offsets, MAX_PROBE + 1), np.uint64)
-    dbuf, obuf = backend.alloc(data.nbytes), backend.alloc(out.nbytes)
-    backend.upload(dbuf, data)
-    backend.launch_all([backend.make_launch(program, "lsh_probe", [dbuf, obuf], (MAX_PROBE + 1, offsets), None)])
-    backend.download(obuf, out)
+    dbuf, obuf = allocator.alloc(data.nbytes), allocator.alloc(out.nbytes)
+    allocator.upload(dbuf, data)
+    launcher.enqueue([launcher.make_launch(program, "lsh_probe", [dbuf, obuf], (MAX_PROBE + 1, offsets), None)])
+    launcher.finish()
+    allocator.download(obuf, out)
     raw = data.tobytes()
     expected = np.array([[fingerprint64(raw[o:o + n]) for n in range(MAX_PROBE + 1)] for o in range(offsets)],
                         np.uint64)
