@@ -1,7 +1,8 @@
 """The preparation pipeline: Model → CompiledModel (binary, launch plan, constants).
 
-    build_graph → fuse activations / fold constants → lower (LOWERINGS) → plan memory and launches
-    (the backend's launch tuning resolves local sizes) → codegen (the backend's prelude) → compile
+    build_graph → fold constants / fuse activations and chains → lower (each operation's lowering)
+    → plan memory and launches (the backend's launch tuning resolves local sizes)
+    → codegen (the backend's prelude) → compile
 
 :func:`compile_model` produces the typed artifact of gpu_driver.compiler.artifact — exactly what the
 model/data cache stores — and never touches device memory: gpu_driver.accelerator.executable

@@ -1,9 +1,26 @@
 """NHWC / NCHW: the layout flag of the image operations, for definitions and reference kernels."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from .definition import TensorInfo, require
+
+
+@dataclass
+class ImageSizes:
+    """Sizes of an image operation, NHWC-normalised: input 0 is logically [batch, in_h, in_w, in_c]
+    and output 0 [batch, out_h, out_w, out_c]; with ``nchw`` both are stored as [N, C, H, W]."""
+
+    batch: int = 0
+    in_h: int = 0
+    in_w: int = 0
+    in_c: int = 0
+    out_h: int = 0
+    out_w: int = 0
+    out_c: int = 0
+    nchw: bool = False
 
 
 def nhwc_dims(inp: TensorInfo, nchw: bool, op_name: str) -> tuple[int, int, int, int]:

@@ -16,7 +16,7 @@ import numpy as np
 from ..compiler.lowering_helpers import QRANGE, ctype, known, params_ok, trailing_scalars_constant
 from ..hal.types import OperandType, OperationType
 from .definition import OpParams, TensorInfo, optional_bool, require, same_quant_as_input
-from .layout import from_nhwc, nhwc_dims, stored_shape, to_nhwc
+from .layout import ImageSizes, from_nhwc, nhwc_dims, stored_shape, to_nhwc
 from .registry import operation
 from .signature import BOOL, F16, F32, LAYOUT, Q8A, Q8AS, RANK4, OpSignature, Variant, i32
 
@@ -27,8 +27,8 @@ if TYPE_CHECKING:  # pragma: no cover - annotations only
 # ---- params ---------------------------------------------------------------------------------------------
 
 @dataclass
-class ResizeParams(OpParams):
-    """An image resize, NHWC-normalised (``nchw``: input 0 / output 0 are stored [N,C,H,W]).
+class ResizeParams(OpParams, ImageSizes):
+    """An image resize (sizes: :class:`ImageSizes`; ``in_c == out_c``).
 
     Per output row y (and likewise column x), all in fp32 exactly as the reference:
     ``src = half_pixel_centers ? (y + 0.5)·height_scale − 0.5 : y·height_scale``,
@@ -39,13 +39,6 @@ class ResizeParams(OpParams):
     else in/out.
     """
 
-    nchw: bool = False
-    batch: int = 0
-    channels: int = 0
-    in_h: int = 0
-    in_w: int = 0
-    out_h: int = 0
-    out_w: int = 0
     align_corners: bool = False
     half_pixel_centers: bool = False
     height_scale: float = 1.0
@@ -90,7 +83,7 @@ def decode_resize(inputs: list[TensorInfo], outputs: list[TensorInfo], name: str
         new_w = int(math.floor(np.float32(w) * np.float32(ws)))
         new_h = int(math.floor(np.float32(h) * np.float32(hs)))
     require(new_w > 0 and new_h > 0, name, f"output height and width must be > 0, got {new_h}×{new_w}")
-    return ResizeParams(output_shapes=[stored_shape(n, new_h, new_w, c, nchw)], nchw=nchw, batch=n, channels=c,
+    return ResizeParams(output_shapes=[stored_shape(n, new_h, new_w, c, nchw)], nchw=nchw, batch=n, in_c=c, out_c=c,
                         in_h=h, in_w=w, out_h=new_h, out_w=new_w, align_corners=align, half_pixel_centers=half,
                         height_scale=axis_scale(h, new_h, align), width_scale=axis_scale(w, new_w, align))
 
@@ -141,10 +134,10 @@ def lower_resize_bilinear(ctx: LoweringContext) -> None:
         return
     x = ctx.inputs[0]
     qmin, qmax = QRANGE.get(x.type, (0, 0))
-    d = {"T": ctype(x), "QUANT": int(x.type == Q8A), "H": p.in_h, "W": p.in_w, "C": p.channels, "OH": p.out_h,
+    d = {"T": ctype(x), "QUANT": int(x.type == Q8A), "H": p.in_h, "W": p.in_w, "C": p.in_c, "OH": p.out_h,
          "OW": p.out_w, "ROWS": p.batch * p.out_h, "SCALE_H": float(p.height_scale), "SCALE_W": float(p.width_scale),
          "HALF_PIXEL": int(p.half_pixel_centers), "QMIN": qmin, "QMAX": qmax}
-    ctx.emit("resize.cl", d, [ctx.input(0)], [ctx.output(0)], (p.channels, p.out_w, p.batch * p.out_h))
+    ctx.emit("resize.cl", d, [ctx.input(0)], [ctx.output(0)], (p.in_c, p.out_w, p.batch * p.out_h))
 
 
 # ---- the operation --------------------------------------------------------------------------------------

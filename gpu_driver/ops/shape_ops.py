@@ -19,7 +19,7 @@ from ..hal.types import OperationType
 from ..sizes import element_count
 from .definition import (OpParams, ShapeUnknown, TensorInfo, optional_bool, require, require_nonempty,
                          same_quant_as_input)
-from .layout import from_nhwc, nhwc_dims, stored_shape, to_nhwc
+from .layout import ImageSizes, from_nhwc, nhwc_dims, stored_shape, to_nhwc
 from .registry import operation
 from .signature import F32, I32, LAYOUT, Q8A, RANK4, RANK_UP_TO_4, STD_TYPES, OpSignature, Variant, i32
 
@@ -35,7 +35,7 @@ class ReshapeParams(OpParams):
 
 
 @dataclass
-class DepthSpaceParams(OpParams):
+class DepthSpaceParams(OpParams, ImageSizes):
     """DEPTH_TO_SPACE / SPACE_TO_DEPTH with block size ``block_size`` (b).
 
     Sizes are NHWC-normalised (``nchw`` says whether input 0 / output 0 are stored [N,C,H,W]):
@@ -45,14 +45,6 @@ class DepthSpaceParams(OpParams):
     """
 
     block_size: int = 1
-    nchw: bool = False
-    batch: int = 0
-    in_h: int = 0
-    in_w: int = 0
-    in_c: int = 0
-    out_h: int = 0
-    out_w: int = 0
-    out_c: int = 0
 
 
 # ---- signatures -----------------------------------------------------------------------------------------

@@ -22,29 +22,19 @@ import numpy as np
 
 from .definition import TensorInfo, optional_bool, require
 from .fused_activation import ActivationParams
-from .layout import stored_shape
+from .layout import ImageSizes, stored_shape
 
 PADDING_SAME = 1
 PADDING_VALID = 2
 
 
 @dataclass
-class Window2DParams(ActivationParams):
-    """A 2-D sliding-window operation, NHWC-normalised.
-
-    Input 0 is logically [batch, in_h, in_w, in_c] and output 0 [batch, out_h, out_w, out_c]; when
-    ``nchw`` is true both are stored as [N, C, H, W] (``output_shapes`` is in the stored layout).
-    Output (y, x) reads input rows ``y·stride_h − pad_top + i·dilation_h`` (i < kernel_h) and columns
+class Window2DParams(ActivationParams, ImageSizes):
+    """A 2-D sliding-window operation (sizes: :class:`ImageSizes`; ``output_shapes`` is in the stored
+    layout).  Output (y, x) reads input rows ``y·stride_h − pad_top + i·dilation_h`` (i < kernel_h) and columns
     ``x·stride_w − pad_left + j·dilation_w`` (j < kernel_w); out-of-range cells are padding.
     """
 
-    batch: int = 0
-    in_h: int = 0
-    in_w: int = 0
-    in_c: int = 0
-    out_h: int = 0
-    out_w: int = 0
-    out_c: int = 0
     kernel_h: int = 1
     kernel_w: int = 1
     stride_h: int = 1
@@ -55,7 +45,6 @@ class Window2DParams(ActivationParams):
     pad_bottom: int = 0
     pad_left: int = 0
     pad_right: int = 0
-    nchw: bool = False
 
 
 @dataclass
