@@ -13,10 +13,10 @@ stripped), the compiled binary, the launch plan (:func:`encode_plan`), the execu
 the SHA-256 and length of the data cache it belongs to; the data cache holds the device constants and
 the model's constant pools.
 
-Launch plan (PLAN_VERSION 2): a msgpack map ``version``, ``kernel_names``, ``kernels`` (each
+Launch plan (PLAN_VERSION 2): a msgpack map ``version``, ``kernels`` (each
 ``[name, args, global, local or nil, node, template]``), ``storage`` (key → ``[region, nbytes,
 offset]``), ``const_keys``, ``const_bytes``, ``arena_bytes``, ``naive_arena_bytes``, ``inputs`` /
-``outputs`` (each ``[key, nbytes, shape]``), ``num_buffers``, ``status`` (nil or ``[key, {code:
+``outputs`` (each ``[key, nbytes, shape]``), ``status`` (nil or ``[key, {code:
 message}]``); nil for a device that runs without a launch plan.
 
 Parsing is total: any malformed input raises ``DriverError(GENERAL_FAILURE)`` and nothing else; no
@@ -201,7 +201,7 @@ def encode_plan(plan: LaunchPlan | None) -> bytes:
     if plan is None:
         return msgpack.packb(None)
     encoded = {
-        "version": PLAN_VERSION, "kernel_names": list(plan.kernel_names),
+        "version": PLAN_VERSION,
         "kernels": [[k.name, list(k.args), list(k.global_size), None if k.local_size is None else list(k.local_size),
                      k.node, k.template] for k in plan.kernels],
         "storage": {key: [s.region, s.nbytes, s.offset] for key, s in plan.storage.items()},
@@ -209,7 +209,6 @@ def encode_plan(plan: LaunchPlan | None) -> bytes:
         "naive_arena_bytes": plan.naive_arena_bytes,
         "inputs": [[b.key, b.nbytes, list(b.shape)] for b in plan.inputs],
         "outputs": [[b.key, b.nbytes, list(b.shape)] for b in plan.outputs],
-        "num_buffers": plan.num_buffers,
         "status": None if plan.status is None else [plan.status.key, dict(plan.status.messages)],
     }
     try:
@@ -277,16 +276,15 @@ def decode_plan(data) -> LaunchPlan | None:
         got = raw.get("version") if isinstance(raw, dict) else None
         raise _bad(f"launch plan version {got!r}, this driver reads {PLAN_VERSION}")
     try:
-        storage, names, const_keys = raw["storage"], raw["kernel_names"], raw["const_keys"]
-        if not isinstance(storage, dict) or not isinstance(names, list) or not isinstance(const_keys, list):
+        storage, const_keys = raw["storage"], raw["const_keys"]
+        if not isinstance(storage, dict) or not isinstance(const_keys, list):
             raise ValueError("bad tables")
         plan = LaunchPlan(
-            kernel_names=[_text(n) for n in names], kernels=[_kernel(k) for k in raw["kernels"]],
+            kernels=[_kernel(k) for k in raw["kernels"]],
             storage={_text(key): _slot(s) for key, s in storage.items()}, const_keys=[_text(k) for k in const_keys],
             const_bytes=_count(raw["const_bytes"]), arena_bytes=_count(raw["arena_bytes"]),
             naive_arena_bytes=_count(raw["naive_arena_bytes"]), inputs=[_binding(b) for b in raw["inputs"]],
-            outputs=[_binding(b) for b in raw["outputs"]], num_buffers=_count(raw["num_buffers"]),
-            status=_status(raw["status"]))
+            outputs=[_binding(b) for b in raw["outputs"]], status=_status(raw["status"]))
     except (KeyError, TypeError, ValueError) as exc:
         raise _bad(f"malformed launch plan ({exc})") from None
     named = {a for k in plan.kernels for a in k.args} | {b.key for b in (*plan.inputs, *plan.outputs)}

@@ -65,7 +65,6 @@ class StatusWord:
 class LaunchPlan:
     """The launch list and the memory plan of one compiled model."""
 
-    kernel_names: list[str]                # the program's distinct kernels, in program order
     kernels: list[KernelLaunch]            # in execution order
     storage: dict[str, StorageSlot]
     const_keys: list[str]                  # storage key of each constant, in the order of the constants
@@ -74,12 +73,22 @@ class LaunchPlan:
     naive_arena_bytes: int                 # what the temporaries would take without reuse
     inputs: list[IOBinding]
     outputs: list[IOBinding]
-    num_buffers: int                       # device allocations: arena, constants, inputs, outputs, status
     status: StatusWord | None = None       # only when some kernel can fail
 
     @property
     def input_shapes(self) -> list[tuple[int, ...]]:
         return [i.shape for i in self.inputs]
+
+    @property
+    def kernel_names(self) -> list[str]:
+        """The program's distinct kernels, in the order of their first launch."""
+        return list(dict.fromkeys(k.name for k in self.kernels))
+
+    @property
+    def num_buffers(self) -> int:
+        """Device allocations: the arena, the constant block, one per input / output / status slot."""
+        own = sum(1 for s in self.storage.values() if s.region in ("input", "output", "status"))
+        return (1 if self.arena_bytes else 0) + (1 if self.const_bytes else 0) + own
 
 
 @dataclass

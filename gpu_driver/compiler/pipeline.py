@@ -138,7 +138,7 @@ def build_plan(graph: Graph, lowered: LoweredModel, tuning,
             else:
                 sizes[key] = ("arena", operand_nbytes(graph, idx))
 
-    names = assign_names(lowered.kernels)
+    assign_names(lowered.kernels)
     kernels = []
     first: dict[str, int] = {}
     last: dict[str, int] = {}
@@ -166,13 +166,9 @@ def build_plan(graph: Graph, lowered: LoweredModel, tuning,
     const_offsets, const_bytes = pack([(k, sizes[k][1]) for k in const_keys], alignment)
     offsets = {**mplan.offsets, **const_offsets}
     storage = {k: StorageSlot(region, nbytes, offsets.get(k, 0)) for k, (region, nbytes) in sizes.items()}
-    regions = [region for region, _ in sizes.values()]
-    n_inputs = regions.count("input")
-    n_outputs = regions.count("output") + regions.count("status")
     plan = LaunchPlan(
-        kernel_names=names, kernels=kernels, storage=storage, const_keys=const_keys, const_bytes=const_bytes,
+        kernels=kernels, storage=storage, const_keys=const_keys, const_bytes=const_bytes,
         arena_bytes=mplan.arena_bytes, naive_arena_bytes=mplan.naive_bytes, inputs=inputs, outputs=outputs,
-        num_buffers=(1 if mplan.arena_bytes else 0) + (1 if const_bytes else 0) + n_inputs + n_outputs,
         status=StatusWord("st", dict(sorted(lowered.status_messages.items()))) if "st" in storage else None)
     return plan, constants
 
