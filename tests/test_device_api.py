@@ -121,3 +121,39 @@ def test_execute_refuses_integer_inputs_that_would_wrap(ref):
     with pytest.raises(gd.DriverError) as err:
         pm.execute([np.array([2 ** 31, 0], np.int64)])                        # would wrap to -2^31
     assert err.value.status == ErrorStatus.INVALID_ARGUMENT
+
+
+def _if_model(else_op):
+    """y = IF cond THEN x + 1 ELSE else_op(x), on a float32 [2] tensor."""
+    then_b = gd.ModelBuilder()
+    a = then_b.add_input(T.TENSOR_FLOAT32, [2])
+    one = then_b.add_constant(T.TENSOR_FLOAT32, [2], [1.0, 1.0])
+    r = then_b.add_operand(T.TENSOR_FLOAT32, [2])
+    then_b.add_operation(O.ADD, [a, one, then_b.add_scalar(T.INT32, 0)], [r]).set_outputs([r])
+    else_b = gd.ModelBuilder()
+    a2 = else_b.add_input(T.TENSOR_FLOAT32, [2])
+    r2 = else_b.add_operand(T.TENSOR_FLOAT32, [2])
+    else_b.add_operation(else_op, [a2], [r2]).set_outputs([r2])
+    b = gd.ModelBuilder()
+    cond, x = b.add_input(T.TENSOR_BOOL8, [1]), b.add_input(T.TENSOR_FLOAT32, [2])
+    y = b.add_operand(T.TENSOR_FLOAT32, [2])
+    b.add_operation(O.IF, [cond, b.add_subgraph(then_b), b.add_subgraph(else_b), x], [y]).set_outputs([y])
+    return b.finish()
+
+
+def test_control_flow_support_follows_the_branches(ref):
+    # the reference runs IF when it runs every operation of both branches; FLOOR has a definition,
+    # ABS (a later feature level) has none in this driver
+    assert ref.get_supported_operations(_if_model(O.FLOOR)) == [True]
+    assert ref.get_supported_operations(_if_model(O.ABS)) == [False]
+    with pytest.raises(gd.DriverError) as err:
+        ref.prepare_model(_if_model(O.ABS))
+    assert err.value.status == ErrorStatus.INVALID_ARGUMENT and "IF" in err.value.message
+
+
+def test_accelerators_report_control_flow_unsupported():
+    accelerators = [d for d in gd.get_devices() if d.name != "reference"]
+    if not accelerators:
+        pytest.skip("no accelerator device")
+    for device in accelerators:
+        assert device.get_supported_operations(_if_model(O.FLOOR)) == [False], device.name

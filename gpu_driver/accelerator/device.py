@@ -13,7 +13,7 @@ from .. import calibration
 from ..compiler.artifact import CompiledModel
 from ..compiler.support import supported_nodes
 from ..errors import DriverError
-from ..hal.model import Model, Operation, Subgraph
+from ..hal.model import Model
 from ..hal.types import Capabilities, DeviceType, ExecutionPreference, Priority
 from ..runtime.device import Device
 from ..runtime.prepared_model import PreparedModel
@@ -43,20 +43,12 @@ class AcceleratorDevice(Device):
         b = self.backend
         return f"gpu_driver-{__version__}-{b.runtime}-{b.device_name} ({b.runtime_version})"
 
-    def supports_control_flow(self) -> bool:
-        return False
-
     def _support_list(self, model: Model) -> list[bool]:
         """Decided for the whole graph at once (fusion and shapes are graph-wide)."""
         try:
             return supported_nodes(model, self.backend.features)
         except DriverError:
             return [False] * len(model.main.operations)
-
-    def _supports_operation(self, model: Model, subgraph: Subgraph, op: Operation) -> bool:
-        if subgraph is not model.main:
-            return False
-        return self._support_list(model)[model.main.operations.index(op)]
 
     def get_capabilities(self) -> Capabilities:
         """HAL ``getCapabilities_1_3``: per operand type, measured time relative to the reference device

@@ -8,7 +8,7 @@ import numpy as np
 from ..compiler.artifact import CompiledModel
 from ..errors import failure
 from ..hal.model import Model, Operation, Subgraph
-from ..hal.types import (Capabilities, DeviceType, ExecutionPreference, OperandPerformance,
+from ..hal.types import (Capabilities, DeviceType, ExecutionPreference, OperandPerformance, OperationType,
                          OperandType, PerformanceInfo, Priority)
 from ..ops.catalog import lookup
 from ..runtime.device import Device
@@ -63,9 +63,20 @@ class ReferenceDevice(Device):
         """HAL ``getVersionString``."""
         return f"gpu_driver-{__version__}-reference"
 
-    def _supports_operation(self, model: Model, subgraph: Subgraph, op: Operation) -> bool:
-        # every operand type a signature admits has a reference kernel; validation checked the types
-        return lookup(op.type) is not None
+    def _support_list(self, model: Model) -> list[bool]:
+        return [self._supports(model, model.main, op) for op in model.main.operations]
+
+    def _supports(self, model: Model, subgraph: Subgraph, op: Operation) -> bool:
+        """Every operation with a definition (each operand type its signature admits has a reference
+        kernel; validation checked the types), and IF / WHILE whose branches it supports throughout."""
+        if op.type not in (OperationType.IF, OperationType.WHILE):
+            return lookup(op.type) is not None
+        branch_inputs = (1, 2) if op.type == OperationType.IF else (0, 1)
+        for i in branch_inputs:
+            branch = model.referenced[subgraph.operands[op.inputs[i]].location.offset]
+            if not all(self._supports(model, branch, inner) for inner in branch.operations):
+                return False
+        return True
 
     def _prepare(self, model: Model, preference: ExecutionPreference, priority: Priority, deadline_ns,
                  model_cache: Sequence, data_cache: Sequence, token) -> PreparedModel:

@@ -1,7 +1,7 @@
 """Device: the HAL IDevice base class and its argument checks.
 
 The base class performs the argument checks every device shares and delegates the work to a few
-hooks (``_prepare``, ``_supports_operation``, ``get_capabilities``).  Each device owns an allocator
+hooks (``_prepare``, ``_support_list``, ``get_capabilities``).  Each device owns an allocator
 (the storage of its driver-managed buffers) and the registry of those buffers' tokens.  Which
 devices exist is gpu_driver.runtime.discovery's business.
 """
@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Sequence
 
 from ..cache import driver as cache
 from ..errors import DriverError, failure, invalid, not_supported_yet
-from ..hal.model import BufferDesc, BufferRole, Model, Operation, Subgraph
+from ..hal.model import BufferDesc, BufferRole, Model
 from ..hal.types import (BYTE_SIZE_OF_CACHE_TOKEN, MAX_NUMBER_OF_CACHE_FILES, Capabilities, DeviceStatus, DeviceType,
-                         ErrorStatus, ExecutionPreference, Extension, OperationType, Priority, boot_time_ns)
+                         ErrorStatus, ExecutionPreference, Extension, Priority, boot_time_ns)
 from ..validation import validate_model
 from .buffer_allocation import validate_allocation
 from .buffer_registry import BufferRegistry
@@ -90,31 +90,10 @@ class Device(abc.ABC):
         validate_model(model, FEATURE_LEVEL)
         return self._support_list(model)
 
-    def _support_list(self, model: Model) -> list[bool]:
-        return [self._supports(model, model.main, op) for op in model.main.operations]
-
-    def _supports(self, model: Model, subgraph: Subgraph, op: Operation) -> bool:
-        if op.type in (OperationType.IF, OperationType.WHILE):
-            inputs = [subgraph.operands[i] for i in op.inputs]
-            branches = [inputs[1], inputs[2]] if op.type == OperationType.IF else [inputs[0], inputs[1]]
-            if not self.supports_control_flow():
-                return False
-            for b in branches:
-                sg = model.referenced[b.location.offset]
-                if not all(self._supports(model, sg, inner) for inner in sg.operations):
-                    return False
-            return True
-        try:
-            return bool(self._supports_operation(model, subgraph, op))
-        except DriverError:
-            return False
-
-    def supports_control_flow(self) -> bool:
-        return True
-
     @abc.abstractmethod
-    def _supports_operation(self, model: Model, subgraph: Subgraph, op: Operation) -> bool:
-        """Whether this device runs ``op`` exactly as the model states it (types, ranks, params)."""
+    def _support_list(self, model: Model) -> list[bool]:
+        """For each operation of the validated ``model``'s main subgraph: whether this device runs it
+        exactly as the model states it (types, ranks, params)."""
 
     # ---- preparation ---------------------------------------------------------------------------------
     def prepare_model(self, model: Model, preference: ExecutionPreference = ExecutionPreference.FAST_SINGLE_ANSWER,
