@@ -10,7 +10,8 @@
 
 A :class:`BackendDevice` is one device of one runtime: its description and those four parts.  The
 compiler pipeline, the executable and AcceleratorDevice only talk to these parts; adding a backend
-means one new module here and a device provider — nothing in gpu_driver/compiler changes.
+means one new module here and its line in gpu_driver/runtime/discovery.py — nothing in
+gpu_driver/compiler changes.
 """
 from __future__ import annotations
 
