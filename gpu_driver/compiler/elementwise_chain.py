@@ -16,14 +16,16 @@ from .. import quant
 from ..errors import failure
 from ..graph import Graph, Node
 from ..hal.types import OperandType, OperationType
+from ..ops.activation import RELU_FUSE_CODES
 from .fusion import consumers
 from .ir import TensorId, Work, c_literal
 from .lowering import LoweringContext
 from .lowering_helpers import broadcast_strides, pad_dims
 
 
-_CHAIN_UNARY = (OperationType.RELU, OperationType.RELU1, OperationType.RELU6, OperationType.LOGISTIC,
-                OperationType.TANH, OperationType.FLOOR)
+#: unary chain steps that apply a function (the RELUs clamp: RELU_FUSE_CODES)
+_CHAIN_FUNCTIONS = {OperationType.LOGISTIC: "logistic", OperationType.TANH: "tanh", OperationType.FLOOR: "floor"}
+_CHAIN_UNARY = (*RELU_FUSE_CODES, *_CHAIN_FUNCTIONS)
 _CHAIN_BINARY = (OperationType.ADD, OperationType.MUL)
 
 
@@ -151,10 +153,6 @@ def chain_defines(out_shape, operand_strides, steps) -> dict:
             "BODY": "\n    ".join(body)}
 
 
-_CHAIN_CLAMP = {OperationType.RELU: 1, OperationType.RELU1: 2, OperationType.RELU6: 3}
-_CHAIN_FUNCTIONS = {OperationType.LOGISTIC: "logistic", OperationType.TANH: "tanh", OperationType.FLOOR: "floor"}
-
-
 def lower_elementwise_chain(ctx: LoweringContext) -> None:
     """An ElementwiseChain node: its steps as one generated kernel."""
     chain, graph = ctx.node, ctx.graph
@@ -177,7 +175,7 @@ def lower_elementwise_chain(ctx: LoweringContext) -> None:
         else:
             if prev is None:
                 steps.append(("load", slot[node.inputs[0]]))
-            code = _CHAIN_CLAMP.get(node.type, 0)
+            code = RELU_FUSE_CODES.get(node.type, 0)
             if node.type in _CHAIN_FUNCTIONS:
                 steps.append((_CHAIN_FUNCTIONS[node.type],))
         if code:

@@ -1,8 +1,8 @@
 """Graph rewrites before lowering: activation fusion and constant folding.
 
-- :func:`fuse_activations`: a RELU / RELU1 / RELU6 that is the only consumer of a CONV_2D,
-  DEPTHWISE_CONV_2D, FULLY_CONNECTED, ADD or MUL output (fused activation NONE, same operand type and
-  quantisation) disappears into that operation's fused activation.  The producer's params are
+- :func:`fuse_activations`: a RELU / RELU1 / RELU6 that is the only consumer of the output of an
+  operation with a fused activation (its family registers ``fused_activation_input``; fused
+  activation NONE, same operand type and quantisation) disappears into that fused activation.  The producer's params are
   re-derived by its operation definition with the new fuse code, so every derived field (float and
   quantised clamp bounds) is consistent.
 - :func:`fold_constants`: a node whose inputs are all constant is computed once, at preparation, with
@@ -15,10 +15,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..graph import Graph, Node
-from ..hal.types import OPERAND_TYPE_INFO, OperationType
+from ..hal.types import OPERAND_TYPE_INFO
+from ..ops.activation import RELU_FUSE_CODES
 from ..ops.catalog import define, lookup
-
-_ACT_CODES = {OperationType.RELU: 1, OperationType.RELU1: 2, OperationType.RELU6: 3}
 
 
 def activation_input(node: Node, graph: Graph) -> int | None:
@@ -60,7 +59,7 @@ def fusable_pairs(graph: Graph) -> list[tuple[Node, Node, Node]]:
         if act_info.value is None or int(act_info.value) != 0:
             continue
         us = users.get(out, [])
-        if len(us) != 1 or us[0].type not in _ACT_CODES or us[0].params is None:
+        if len(us) != 1 or us[0].type not in RELU_FUSE_CODES or us[0].params is None:
             continue
         relu = us[0]
         src, dst = graph.tensors[out], graph.tensors[relu.outputs[0]]
@@ -68,12 +67,12 @@ def fusable_pairs(graph: Graph) -> list[tuple[Node, Node, Node]]:
                                     and (src.scale != dst.scale or src.zero_point != dst.zero_point)):
             continue
         ins = list(graph.infos(node.inputs))
-        ins[pos] = replace(act_info, value=_ACT_CODES[relu.type])
+        ins[pos] = replace(act_info, value=RELU_FUSE_CODES[relu.type])
         try:
             params = define(node.type, ins, graph.infos(relu.outputs))
         except Exception:
             continue
-        if getattr(params, "activation", None) != _ACT_CODES[relu.type]:
+        if getattr(params, "activation", None) != RELU_FUSE_CODES[relu.type]:
             continue
         fused = Node(node.index, node.type, list(node.inputs), list(relu.outputs), params)
         pairs.append((node, relu, fused))

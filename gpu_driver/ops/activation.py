@@ -36,8 +36,8 @@ if TYPE_CHECKING:  # pragma: no cover - annotations only
     from ..compiler.lowering import LoweringContext
 
 _FLOAT_TYPES = (F32, F16)
-#: the fused-activation code whose clamp each RELU applies
-_RELU_CODES = {OperationType.RELU: 1, OperationType.RELU1: 2, OperationType.RELU6: 3}
+#: the fused-activation code whose clamp each RELU applies (activation fusion and chains read it)
+RELU_FUSE_CODES = {OperationType.RELU: 1, OperationType.RELU1: 2, OperationType.RELU6: 3}
 _INPUT_INTEGER_BITS = 4
 _SCALED_DIFF_INTEGER_BITS = 5
 
@@ -158,7 +158,7 @@ DEQUANTIZE_SIGNATURE = OpSignature({Q8A: 1, Q8S: 3, PC8: 3, Q8AS: 4}, (Variant("
 # ---- definition helpers ------------------------------------------------------------------------------
 
 def _clamp(op_type: OperationType, inputs: list[TensorInfo], outputs: list[TensorInfo]) -> ClampParams:
-    name, code = op_type.name, _RELU_CODES[op_type]
+    name, code = op_type.name, RELU_FUSE_CODES[op_type]
     inp, out = inputs[0], outputs[0]
     shape = elementwise_shape(inp, name)
     same_quant_as_input(inp, out, name)
@@ -320,12 +320,12 @@ def lower_unary(ctx: LoweringContext) -> None:
     d = {"T_IN": ctype(x), "T_OUT": ctype(out), "COUNT": count, "FMIN": 0.0, "FMAX": 0.0, "ZP": 0,
          "SCALE": 0.0, "QMIN": 0, "QMAX": 0}
     inputs = [ctx.input(0)]
-    if op in _RELU_CODES and x.type == F32:
+    if op in RELU_FUSE_CODES and x.type == F32:
         d["OP"] = 0
-        d["FMIN"], d["FMAX"] = quant.activation_range_float(_RELU_CODES[op])
-    elif op in _RELU_CODES:
+        d["FMIN"], d["FMAX"] = quant.activation_range_float(RELU_FUSE_CODES[op])
+    elif op in RELU_FUSE_CODES:
         d["OP"] = 5
-        d["QMIN"], d["QMAX"] = quant.activation_range_quantized(_RELU_CODES[op], x.scale, x.zero_point, 0, 255)
+        d["QMIN"], d["QMAX"] = quant.activation_range_quantized(RELU_FUSE_CODES[op], x.scale, x.zero_point, 0, 255)
     elif op == OperationType.FLOOR:
         d["OP"] = 1
     elif op == OperationType.DEQUANTIZE:
