@@ -61,6 +61,8 @@ static __device__ __forceinline__ void gd_store_half(half* p, long long i, float
 }
 #define LOAD_HALF(ptr, i) gd_load_half((ptr), (long long)(i))
 #define STORE_HALF(ptr, i, v) gd_store_half((ptr), (long long)(i), (float)(v))
+#define LOAD_PLAIN(ptr, i) ((float)(ptr)[i])
+#define STORE_PLAIN(ptr, i, v) ((ptr)[i] = (v))
 
 #ifndef INFINITY
 #define INFINITY __int_as_float(0x7f800000)

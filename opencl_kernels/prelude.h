@@ -31,6 +31,9 @@
  *   half               STORAGE ONLY: never compute on half; load/store through
  *   LOAD_HALF(ptr, i)          -> float   (vload_half; PoCL has no cl_khr_fp16)
  *   STORE_HALF(ptr, i, value)  <- float   (vstore_half, round to nearest even)
+ *   LOAD_PLAIN(ptr, i)         -> float   ((float)ptr[i]) and STORE_PLAIN(ptr, i, value): the same
+ *                      access for any other storage, so a template computing in float takes its
+ *                      load/store macro as a literal (${LOAD} / ${STORE}: lowering_helpers.float_io)
  *   Conversions: plain C casts only (no convert_* builtins); ROUND(x) rounds ties away from zero.
  *
  * Math (float unless noted; all available in both dialects)
@@ -73,6 +76,8 @@ typedef ulong uint64;
 
 #define LOAD_HALF(ptr, i) vload_half((size_t)(i), (ptr))
 #define STORE_HALF(ptr, i, v) vstore_half_rte((float)(v), (size_t)(i), (ptr))
+#define LOAD_PLAIN(ptr, i) ((float)(ptr)[i])
+#define STORE_PLAIN(ptr, i, v) ((ptr)[i] = (v))
 
 #define ROUND(x) round(x)
 #define FAST_EXP(x) native_exp(x)

@@ -5,12 +5,21 @@ import math
 
 import numpy as np
 
-from ..hal.abbreviations import F32, I32, Q8A  # noqa: F401  (re-exported to the lowerings)
+from ..hal.abbreviations import F16, F32, I32, Q8A, Q8AS  # noqa: F401  (re-exported to the lowerings)
 from ..sizes import ceil_div, element_count as numel  # noqa: F401  (re-exported to the lowerings)
 from .ir import C_TYPES, Work  # noqa: F401  (Work re-exported to the lowerings)
 
 # (qmin, qmax) of the quantized types our kernels handle
-QRANGE = {Q8A: (0, 255)}
+QRANGE = {Q8A: (0, 255), Q8AS: (-128, 127)}
+
+
+def float_io(info, prefix: str = "") -> dict:
+    """``{prefix}LOAD`` / ``{prefix}STORE`` defines: the prelude macros that read a stored element as
+    float and write a float back — LOAD_HALF/STORE_HALF for TENSOR_FLOAT16 (half is storage only),
+    LOAD_PLAIN/STORE_PLAIN otherwise."""
+    half = info.type == F16
+    return {f"{prefix}LOAD": "LOAD_HALF" if half else "LOAD_PLAIN",
+            f"{prefix}STORE": "STORE_HALF" if half else "STORE_PLAIN"}
 
 
 def ctype(info) -> str:

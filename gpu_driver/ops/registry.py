@@ -43,6 +43,10 @@ class OperationDef:
     #: device features the lowering's kernels need (e.g. "fp64"; see the backends' ``features``)
     requires: frozenset = frozenset()
     fused_activation_input: FusedActivationInput | None = None
+    #: inputs whose *values* (not only shapes) the definition reads: tensor arguments such as paddings,
+    #: axes, a target shape or slice bounds; when one is a model input, accelerators specialise the
+    #: kernels on its value at execution
+    value_inputs: tuple[int, ...] = ()
 
 
 REGISTRY: dict[OperationType, OperationDef] = {}
@@ -50,7 +54,8 @@ REGISTRY: dict[OperationType, OperationDef] = {}
 
 def operation(op_type: OperationType, *, signature: OpSignature, reference: ReferenceKernel,
               lower: Lowering | None = None, supports: SupportPredicate | None = None,
-              requires: Sequence[str] = (), fused_activation_input: FusedActivationInput | None = None):
+              requires: Sequence[str] = (), fused_activation_input: FusedActivationInput | None = None,
+              value_inputs: Sequence[int] = ()):
     """Register the decorated definition of ``op_type`` with the rest of what the driver knows of it.
 
     Stack one decorator per operation code when several share a definition."""
@@ -59,7 +64,7 @@ def operation(op_type: OperationType, *, signature: OpSignature, reference: Refe
         if op_type in REGISTRY:
             raise ValueError(f"{op_type.name} is registered twice")
         REGISTRY[op_type] = OperationDef(op_type, signature, define, reference, lower, supports,
-                                         frozenset(requires), fused_activation_input)
+                                         frozenset(requires), fused_activation_input, tuple(value_inputs))
         return define
 
     return register
