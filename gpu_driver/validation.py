@@ -21,7 +21,7 @@ from .hal.model import DataLocation, ExtensionNameAndPrefix, Model, Operand, Ope
     SymmPerChannelQuantParams
 from .graph import build_graph
 from .memory import Memory
-from .ops.catalog import lookup
+from .ops.catalog import implemented_feature_level, lookup
 from .ops.signature import OpContext, check_signature
 from .hal.types import FLT_MAX, OPERAND_TYPE_INFO, UINT32_MAX, OperandLifeTime, OperandType, OperationType, \
     operation_feature_level
@@ -512,8 +512,11 @@ def _run_definitions(model: Model, subgraph: Subgraph, name: str) -> None:
         raise DriverError(err.status, f"{name}: {err.message}", err.output_shapes) from None
 
 
-def validate_model(model: Model, feature_level: int = 4) -> None:
-    """Apply interface.md §9.1 to ``model``; raise DriverError(INVALID_ARGUMENT) on any violation."""
+def validate_model(model: Model, feature_level: int | None = None) -> None:
+    """Apply interface.md §9.1 to ``model`` for ``feature_level`` (default: the driver's,
+    ops.catalog.implemented_feature_level); raise DriverError(INVALID_ARGUMENT) on any violation."""
+    if feature_level is None:
+        feature_level = implemented_feature_level()
     if not isinstance(model, Model):
         raise invalid("model must be a gpu_driver.hal.Model")
     try:

@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 from ..errors import invalid
-from ..hal.types import OperationType
-from . import (activation, binary, concatenation, conv, fully_connected, lsh, normalization,  # noqa: F401
-               pooling, recurrent, resize, shape_ops, table_lookup)
+from ..hal.types import OperationType, operation_feature_level
+from . import (activation, binary, concatenation, conv, fully_connected, lsh, matmul,  # noqa: F401
+               normalization, pooling, recurrent, resize, shape_ops, table_lookup)
 from .definition import OpParams, TensorInfo
 from .registry import REGISTRY, OperationDef
 
@@ -20,3 +20,23 @@ def define(op_type: OperationType, inputs: list[TensorInfo], outputs: list[Tenso
     if entry is None:
         raise invalid(f"operation {OperationType(op_type).name} is not implemented by this driver")
     return entry.define(inputs, outputs)
+
+
+#: the interface level of the driver: NN HAL 1.3 (operations it does not implement are reported
+#: unsupported, as the HAL allows)
+INTERFACE_FEATURE_LEVEL = 4
+#: the newest NNAPI feature level (AIDL v3); the interface records do not change above 4
+NEWEST_FEATURE_LEVEL = 7
+
+
+def implemented_feature_level() -> int:
+    """The feature level the driver reports: the interface level, raised to each later level whose
+    additional operation codes all have a registered definition (5 adds none, 6 BATCH_MATMUL and
+    PACK, 7 MIRROR_PAD and REVERSE)."""
+    level = INTERFACE_FEATURE_LEVEL
+    for candidate in range(INTERFACE_FEATURE_LEVEL + 1, NEWEST_FEATURE_LEVEL + 1):
+        added = [t for t in OperationType if operation_feature_level(t) == candidate]
+        if not all(t in REGISTRY for t in added):
+            break
+        level = candidate
+    return level

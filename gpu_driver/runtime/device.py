@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Sequence
 from ..cache import driver as cache
 from ..errors import DriverError, failure, invalid, not_supported_yet
 from ..hal.model import BufferDesc, BufferRole, Model
+from ..ops.catalog import implemented_feature_level
 from ..hal.types import (BYTE_SIZE_OF_CACHE_TOKEN, MAX_NUMBER_OF_CACHE_FILES, Capabilities, DeviceStatus, DeviceType,
                          ErrorStatus, ExecutionPreference, Extension, Priority, boot_time_ns)
 from ..validation import validate_model
@@ -25,8 +26,10 @@ from .prepared_model import PreparedModel, check_deadline_argument
 if TYPE_CHECKING:
     from ..compiler.artifact import CompiledModel
 
-#: Our HAL interface version: feature level 4 (NN HAL 1.3).
-FEATURE_LEVEL = 4
+#: The feature level this driver reports and validates against: the highest one whose operations are
+#: all implemented (ops.catalog.implemented_feature_level); 4 is NN HAL 1.3, 6 and 7 the AIDL v2/v3
+#: operation sets.  Validation refuses whatever needs more.
+FEATURE_LEVEL = implemented_feature_level()
 
 
 class Device(abc.ABC):
@@ -66,7 +69,7 @@ class Device(abc.ABC):
         """HAL ``getVersionString``: unique per driver build and backend."""
 
     def get_feature_level(self) -> int:
-        """HAL ``getFeatureLevel``: 4 (NN HAL 1.3)."""
+        """HAL ``getFeatureLevel``: :data:`FEATURE_LEVEL`."""
         return FEATURE_LEVEL
 
     def get_status(self) -> DeviceStatus:
