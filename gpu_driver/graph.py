@@ -103,19 +103,26 @@ def merge_shapes(declared: tuple[int, ...] | None, inferred: tuple[int, ...], wh
     return tuple(inferred)
 
 
-def build_graph(model: Model, subgraph: Subgraph, input_shapes: list[tuple[int, ...]] | None = None) -> Graph:
+def build_graph(model: Model, subgraph: Subgraph, input_shapes: list[tuple[int, ...]] | None = None,
+                input_values: dict[int, object] | None = None) -> Graph:
     """Resolve constants and propagate shapes through ``subgraph``.
 
     ``input_shapes`` (one per subgraph input) overrides the declared input dimensions, e.g. with a
-    request's.  Operations whose inputs are not fully known keep ``params = None``; everything after
+    request's (None: the request omits that input); ``input_values`` (subgraph input position → value) gives inputs known values, as
+    constants have (an accelerator's value specialisation).  Operations whose inputs are not fully known keep ``params = None``; everything after
     them whose shapes depend on them stays unknown too.  Constraint violations raise INVALID_ARGUMENT.
     """
     tensors = [operand_info(model, subgraph, i) for i in range(len(subgraph.operands))]
     if input_shapes is not None:
         for idx, shape in zip(subgraph.input_indexes, input_shapes):
             t = tensors[idx]
+            if shape is None:  # omitted by the request
+                t.omitted = True
+                continue
             t.shape = tuple(shape)
             t.known_shape = True
+    for pos, value in (input_values or {}).items():
+        tensors[subgraph.input_indexes[pos]].value = value
     graph = Graph(model, subgraph, tensors)
     for n, op in enumerate(subgraph.operations):
         node = Node(n, op.type, list(op.inputs), list(op.outputs))

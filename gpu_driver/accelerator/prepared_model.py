@@ -3,7 +3,8 @@
 Preparation (compiler.pipeline) does all expensive work and .executable instantiates its result; an
 execution copies the inputs in, replays the launch list, copies the outputs out.  Models whose input
 shapes are unknown at preparation are specialised at first execution for the concrete shapes and
-cached per shape signature.
+cached per shape signature; so are models with inputs whose values an operation reads (a paddings
+tensor or an axis given as a model input), per value.
 
 Hooks:
 - model cache: :meth:`AcceleratorPreparedModel.cache_payload` and AcceleratorDevice.load_prepared;
@@ -21,6 +22,7 @@ import numpy as np
 
 from ..compiler.artifact import CompiledModel
 from ..compiler.pipeline import compile_model
+from ..compiler.support import value_input_positions
 from ..errors import DriverError, failure
 from ..graph import build_graph
 from ..hal.model import Model
@@ -46,7 +48,8 @@ class AcceleratorPreparedModel(PreparedModel):
 
     Shape-static models are compiled here, once.  A model with unknown input dimensions is compiled
     per input-shape signature at the first execution that uses it (a *specialisation*: the whole
-    launch list specialised for those shapes); specialisations are cached, at most
+    launch list specialised for those shapes, and for the values of the inputs whose values an
+    operation reads: compiler.support.value_input_positions); specialisations are cached, at most
     MAX_SPECIALIZATIONS of them (least recently used evicted first).  Output shapes are those of the
     specialisation that ran.  A signature for which some operation is unsupported (a size-dependent
     condition of its lowering, see support_graph) fails its executions with GENERAL_FAILURE.
@@ -75,10 +78,13 @@ class AcceleratorPreparedModel(PreparedModel):
         self._spec_lock = threading.Lock()
         self._compile_lock = threading.Lock()
         self._static: Specialization | None = None
+        #: main-input positions whose values the kernels are specialised on
+        self._value_positions = value_input_positions(model)
         try:
             if compiled is None:
                 graph = build_graph(model, model.main)
-                if graph.fully_specified and all(graph.tensors[i].known_shape for i in model.main.input_indexes):
+                if graph.fully_specified and not self._value_positions and \
+                        all(graph.tensors[i].known_shape for i in model.main.input_indexes):
                     compiled = compile_model(model, self.backend)
             if compiled is not None:
                 self._static = Specialization(compiled, instantiate(self.backend, compiled))
@@ -124,8 +130,10 @@ class AcceleratorPreparedModel(PreparedModel):
         return super().known_output_shape(output_index)
 
     # ---- execution -------------------------------------------------------------------------------
-    def _specialization(self, shapes: list) -> Specialization:
+    def _specialization(self, shapes: list, values: dict | None = None) -> Specialization:
         sig = self._signature_of(shapes)
+        if values:
+            sig = (sig, tuple((p, np.asarray(v).dtype.str, np.asarray(v).tobytes()) for p, v in sorted(values.items())))
         with self._spec_lock:
             spec = self._specs.get(sig)
             if spec is not None:
@@ -135,13 +143,13 @@ class AcceleratorPreparedModel(PreparedModel):
             with self._spec_lock:
                 spec = self._specs.get(sig)
             if spec is None:
-                if any(s is None for s in sig):
-                    raise failure("omitted model inputs are not supported by the accelerator backends")
                 try:
-                    compiled = compile_model(self.model, self.backend, [list(s) for s in sig], check_support=True)
+                    compiled = compile_model(self.model, self.backend,
+                                             [None if s is None else list(s) for s in shapes], check_support=True,
+                                             input_values=values)
                     spec = Specialization(compiled, instantiate(self.backend, compiled))
                 except DriverError as exc:
-                    raise DriverError(exc.status, f"input shapes {[list(s) for s in sig]}: {exc.message}") from exc
+                    raise DriverError(exc.status, f"input shapes {sig}: {exc.message}") from exc
                 except Exception as exc:
                     raise failure(f"specialisation for input shapes {sig} failed: {exc}") from exc
             with self._spec_lock:
@@ -153,7 +161,11 @@ class AcceleratorPreparedModel(PreparedModel):
         return spec
 
     def _execute(self, request: BoundRequest, ctx: ExecutionContext) -> tuple[list[OutputShape], int | None]:
-        spec = self._specialization(request.shapes.inputs)
+        values = None
+        if self._value_positions:
+            read = self.read_inputs(request, self._value_positions)
+            values = {p: read[p] for p in self._value_positions if read[p] is not None}
+        spec = self._specialization(request.shapes.inputs, values)
         exe = spec.exe
         shapes = self.check_output_sizes(request, exe.output_shapes)  # before running
         # Copies and launches are only enqueued (in order); the host waits once at the end.  Each host

@@ -47,7 +47,12 @@ class LoweringContext:
         return TensorId("operand", self.node.outputs[i])
 
     def is_constant(self, i: int) -> bool:
-        lifetime = self.graph.subgraph.operands[self.node.inputs[i]].lifetime
+        """The input's value is fixed for these kernels: a constant, or a model input whose value
+        this compilation is specialised on."""
+        idx = self.node.inputs[i]
+        lifetime = self.graph.subgraph.operands[idx].lifetime
+        if lifetime == OperandLifeTime.SUBGRAPH_INPUT:
+            return self.graph.tensors[idx].value is not None
         return lifetime in (OperandLifeTime.CONSTANT_COPY, OperandLifeTime.CONSTANT_REFERENCE)
 
     def constant(self, array: np.ndarray) -> TensorId:

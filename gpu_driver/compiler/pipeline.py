@@ -41,13 +41,13 @@ def operand_nbytes(graph: Graph, index: int) -> int:
 
 def prepare_graph(model: Model, input_shapes: Sequence[tuple[int, ...]] | None = None,
                   fuse: bool = True, fold: bool = True, check_support: bool = False,
-                  fuse_chains: bool = True) -> Graph:
+                  fuse_chains: bool = True, input_values: dict[int, object] | None = None) -> Graph:
     """build_graph + graph rewrites (the graph the kernels are generated from).
 
     ``check_support``: raise GENERAL_FAILURE unless every operation's lowering supports it with these
     shapes (for specialisations of dynamic-shape models, whose support was decided on a
     representative signature)."""
-    graph = build_graph(model, model.main, list(input_shapes) if input_shapes is not None else None)
+    graph = build_graph(model, model.main, list(input_shapes) if input_shapes is not None else None, input_values)
     if fold:
         fold_constants(graph)
     if fuse:
@@ -174,10 +174,11 @@ def build_plan(graph: Graph, lowered: LoweredModel, tuning,
 
 
 def compile_model(model: Model, backend, input_shapes: Sequence[tuple[int, ...]] | None = None,
-                  check_support: bool = False) -> CompiledModel:
+                  check_support: bool = False, input_values: dict[int, object] | None = None) -> CompiledModel:
     """Everything expensive of preparation, for ``backend`` (a backends.base.BackendDevice: its
-    compiler and prelude, its launch tuning and its allocator's view alignment)."""
-    graph = prepare_graph(model, input_shapes, check_support=check_support)
+    compiler and prelude, its launch tuning and its allocator's view alignment); ``input_values``
+    specialises the kernels on the values of those model inputs (support.value_input_positions)."""
+    graph = prepare_graph(model, input_shapes, check_support=check_support, input_values=input_values)
     lowered = lower(graph)
     plan, constants = build_plan(graph, lowered, backend.tuning, max(256, backend.allocator.alignment))
     source = generate(lowered.kernels, backend.compiler.prelude)

@@ -6,10 +6,14 @@ the lowering's ``supports`` predicate agrees; a fused activation is supported wi
 """
 from __future__ import annotations
 
+import itertools
+
+import numpy as np
+
 from ..errors import DriverError, failure
 from ..graph import Graph, Node, build_graph
 from ..hal.model import Model
-from ..hal.types import OPERAND_TYPE_INFO
+from ..hal.types import OPERAND_TYPE_INFO, OperandType
 from ..ops.catalog import lookup
 from .fusion import fusable_pairs
 from .lowering import LoweringContext
@@ -34,6 +38,50 @@ def node_supported(graph: Graph, node: Node, features: frozenset | None = None) 
 
 #: sizes tried, in order, for the unknown input dimensions of a dynamic-shape model (see support_graph)
 REPRESENTATIVE_DIMS = (1, 2, 4, 8, 16, 32, 64, 128, 224)
+#: at most this many combinations of representative values are tried (see support_graph)
+MAX_VALUE_COMBINATIONS = 256
+
+
+def value_input_positions(model: Model) -> list[int]:
+    """Positions of the main-subgraph inputs whose *values* some operation's definition reads (a
+    scalar argument, or a tensor its family lists in ``value_inputs``: paddings, axes, a shape…).
+    Accelerators compile one specialisation per distinct value of these (see
+    AcceleratorPreparedModel)."""
+    sg = model.main
+    position = {idx: k for k, idx in enumerate(sg.input_indexes)}
+    found = set()
+    for op in sg.operations:
+        entry = lookup(op.type)
+        if entry is None:
+            continue
+        for i, idx in enumerate(op.inputs):
+            if idx in position and (i in entry.value_inputs or not OPERAND_TYPE_INFO[sg.operands[idx].type].is_tensor):
+                found.add(position[idx])
+    return sorted(found)
+
+
+def _representative_values(model: Model, position: int, shape) -> list:
+    """Candidate values for a value input at support time: small fills, a range, and the declared
+    dimensions of the outputs of its consumers (for shape-like arguments)."""
+    sg = model.main
+    idx = sg.input_indexes[position]
+    operand = sg.operands[idx]
+    info = OPERAND_TYPE_INFO[operand.type]
+    if not info.is_tensor:
+        return [info.dtype.type(1) if operand.type != OperandType.BOOL else False, info.dtype.type(0)]
+    shape = tuple(shape)
+    n = int(np.prod(shape))
+    dtype = info.dtype
+    fills = [np.zeros(shape, dtype), np.ones(shape, dtype), np.arange(n).reshape(shape).astype(dtype)]
+    if dtype.kind == "i":
+        fills.append(np.full(shape, -1, dtype))
+    for op in sg.operations:
+        if idx in op.inputs:
+            for out in op.outputs:
+                dims = sg.operands[out].dimensions
+                if len(shape) == 1 and len(dims) == n and 0 not in dims:
+                    fills.append(np.asarray(dims, dtype))
+    return fills
 
 
 def support_graph(model: Model) -> Graph:
@@ -43,34 +91,38 @@ def support_graph(model: Model) -> Graph:
     are executed through per-signature specialisations (AcceleratorPreparedModel._specialization),
     so support is decided on a *representative specialisation*: every unknown input dimension set to
     one size from REPRESENTATIVE_DIMS, the first for which shape inference decodes every operation
-    (else the one that decodes most).  What ``supports`` checks there — types, ranks, constant
-    arguments, quantisation — does not depend on the sizes chosen.  The few size-dependent
-    conditions (e.g. a recurrent op's batch > 0) are re-checked for every concrete signature at its
-    first execution; a signature that fails them fails that execution with GENERAL_FAILURE
-    (:func:`check_supported`).  Inputs of unknown rank cannot be specialised: their consumers stay
-    unsupported.
+    (else the one that decodes most).  Likewise, inputs whose values an operation reads
+    (:func:`value_input_positions`) get representative values (:func:`_representative_values`).
+    What ``supports`` checks there — types, ranks, constant arguments, quantisation — does not
+    depend on the sizes or values chosen.  The few size- or value-dependent conditions (e.g. a
+    recurrent op's batch > 0) are re-checked for every concrete signature at its first execution; a
+    signature that fails them fails that execution with GENERAL_FAILURE (:func:`check_supported`).
+    Inputs of unknown rank cannot be specialised: their consumers stay unsupported.
     """
     sg = model.main
     graph = build_graph(model, sg)
     declared = [sg.operands[i] for i in sg.input_indexes]
     dynamic = [OPERAND_TYPE_INFO[o.type].is_tensor and 0 in (o.dimensions or ()) for o in declared]
-    if graph.fully_specified or not any(dynamic):
+    valued = value_input_positions(model)
+    if graph.fully_specified or not (any(dynamic) or valued):
         return graph
     if any(OPERAND_TYPE_INFO[o.type].is_tensor and not o.dimensions for o in declared):
         return graph  # unknown rank
     best, best_count = graph, sum(n.params is not None for n in graph.nodes)
-    for size in REPRESENTATIVE_DIMS:
+    for size in REPRESENTATIVE_DIMS if any(dynamic) else REPRESENTATIVE_DIMS[:1]:
         shapes = [tuple(d or size for d in o.dimensions) if OPERAND_TYPE_INFO[o.type].is_tensor else ()
                   for o in declared]
-        try:
-            g = build_graph(model, sg, shapes)
-        except DriverError:
-            continue  # e.g. a kernel larger than the chosen spatial size
-        if g.fully_specified:
-            return g
-        count = sum(n.params is not None for n in g.nodes)
-        if count > best_count:
-            best, best_count = g, count
+        candidates = [_representative_values(model, p, shapes[p]) for p in valued]
+        for combination in itertools.islice(itertools.product(*candidates), MAX_VALUE_COMBINATIONS):
+            try:
+                g = build_graph(model, sg, shapes, dict(zip(valued, combination)))
+            except DriverError:
+                continue  # e.g. a kernel larger than the chosen spatial size, or an invalid value
+            if g.fully_specified:
+                return g
+            count = sum(n.params is not None for n in g.nodes)
+            if count > best_count:
+                best, best_count = g, count
     return best
 
 

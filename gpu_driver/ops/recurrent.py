@@ -338,12 +338,14 @@ def _svdf_supports(ctx: LoweringContext) -> bool:
 
 def lower_svdf(ctx: LoweringContext) -> None:
     p = ctx.params
+    # an undecided bias (None) is a model input: accelerators run only requests that provide it
+    has_bias = p.has_bias is not False
     d = {"B": p.batch, "I": p.input_size, "F": p.num_filters, "U": p.num_units, "RANK": p.rank,
-         "M": p.memory_size, "ACT": p.activation, "HAS_BIAS": int(p.has_bias)}
+         "M": p.memory_size, "ACT": p.activation, "HAS_BIAS": int(has_bias)}
     t = ctx.scratch("float32", p.batch * p.num_filters)
     ctx.emit("recurrent_svdf.cl", {**d, "STAGE": 0}, [ctx.input(0), ctx.input(1), ctx.input(2), ctx.input(4)],
              [ctx.output(0), t], (p.num_filters, p.batch))
-    ins = [t, ctx.input(3)] if p.has_bias else [t]
+    ins = [t, ctx.input(3)] if has_bias else [t]
     ctx.emit("recurrent_svdf.cl", {**d, "STAGE": 1}, ins, [ctx.output(1)], (p.num_units, p.batch))
 
 

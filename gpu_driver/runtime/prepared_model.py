@@ -225,11 +225,12 @@ class PreparedModel(abc.ABC):
             return tuple(operand.dimensions)
         return None
 
-    def read_inputs(self, request: BoundRequest) -> list[np.ndarray | None]:
-        """Copy each request input out of its pool into a numpy array (scalars as Python values)."""
+    def read_inputs(self, request: BoundRequest, positions: Sequence[int] | None = None) -> list[np.ndarray | None]:
+        """Copy each request input (or only those at ``positions``; None for the others) out of its
+        pool into a numpy array (scalars as Python values)."""
         values: list[np.ndarray | None] = []
         for i, (arg, shape) in enumerate(zip(request.inputs, request.shapes.inputs)):
-            if arg.has_no_value or shape is None:
+            if arg.has_no_value or shape is None or (positions is not None and i not in positions):
                 values.append(None)
                 continue
             operand = self._operand("in", i)
