@@ -111,3 +111,53 @@ def test_nvrtc_compiles_to_cubin(arch):
     src, _ = _sources()
     cubin = compile_source(src, arch, name="hal10_ops.cu")  # DriverError with the NVRTC log on failure
     assert cubin[:4] == b"\x7fELF"
+
+
+# ---- every kernel the AOSP conformance cases lower to --------------------------------------------------
+
+#: distinct specialisations compiled per template (spread over the cases), to bound NVRTC time
+PER_TEMPLATE = 24
+
+
+def _conformance_kernels():
+    """Distinct kernel instances of the conformance cases the accelerator supports, lowered as an
+    execution with the case's inputs would be (value inputs specialised), at most PER_TEMPLATE per
+    template."""
+    from gpu_driver.compiler.support import supported_nodes, value_input_positions
+    from gpu_driver.errors import DriverError
+    from tests.conformance.aosp_cases import build_model, inputs_of, load, versions
+
+    by_template: dict[str, dict] = {}
+    for version in versions():
+        for case in load(version):
+            try:
+                model = build_model(case)
+                if not all(supported_nodes(model)):
+                    continue
+                inputs = inputs_of(case)
+                if any(x is None for x in inputs):
+                    continue
+                values = {p: inputs[p] for p in value_input_positions(model)}
+                graph = prepare_graph(model, [np.shape(x) for x in inputs], check_support=True, input_values=values)
+                kernels = lower(graph).kernels
+            except (DriverError, KeyError):
+                continue
+            for k in kernels:
+                key = tuple(sorted((n, str(v)) for n, v in k.defines.items()))
+                by_template.setdefault(k.template, {}).setdefault(key, k)
+    chosen = []
+    for instances in by_template.values():
+        items = list(instances.values())
+        step = max(1, len(items) // PER_TEMPLATE)
+        chosen.extend(items[::step][:PER_TEMPLATE])
+    return chosen
+
+
+def test_conformance_kernels_compile_with_nvrtc():
+    kernels = _conformance_kernels()
+    templates = {k.template for k in kernels} | _sources()[1]
+    on_disk = {p.name for p in (ROOT / "opencl_kernels" / "ops").glob("*.cl")}
+    assert on_disk <= templates, f"templates no supported case or model emits: {sorted(on_disk - templates)}"
+    src = generate(kernels, CudaCompiler().prelude)
+    cubin = compile_source(src, "sm_80", name="conformance_kernels.cu")
+    assert cubin[:4] == b"\x7fELF"

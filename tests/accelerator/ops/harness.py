@@ -2,7 +2,7 @@
 
 Every execution goes through the driver: ``device.prepare_model(model)`` then ``prepared.execute``;
 the reference device (numpy) is the oracle.  The device comes from the ``accelerator`` fixture
-(tests/accelerator/conftest.py), one test per accelerator device present.
+(tests/conftest.py), one test per accelerator device present.
 """
 from __future__ import annotations
 

@@ -81,8 +81,19 @@ def single_op(op, args, outs):
 
 
 def random_data(spec, rng, lo=-2.0, hi=2.0):
+    """Random values of the spec's type: the full range of 8-bit types, [-100, 100) for int32,
+    booleans, and [lo, hi) for float types (float16 rounded)."""
     if spec.type == Q8A:
         return rng.integers(0, 256, spec.shape).astype(np.uint8)
+    if spec.type in (OT.TENSOR_QUANT8_ASYMM_SIGNED, OT.TENSOR_QUANT8_SYMM, OT.TENSOR_QUANT8_SYMM_PER_CHANNEL):
+        return rng.integers(-128, 128, spec.shape).astype(np.int8)
     if spec.type == I32T:
         return rng.integers(-100, 100, spec.shape).astype(np.int32)
-    return rng.uniform(lo, hi, spec.shape).astype(np.float32)
+    if spec.type == OT.TENSOR_BOOL8:
+        return rng.integers(0, 2, spec.shape).astype(np.bool_)
+    if spec.type == OT.TENSOR_QUANT16_SYMM:
+        return rng.integers(-32768, 32768, spec.shape).astype(np.int16)
+    if spec.type == OT.TENSOR_QUANT16_ASYMM:
+        return rng.integers(0, 65536, spec.shape).astype(np.uint16)
+    dtype = np.float16 if spec.type == OT.TENSOR_FLOAT16 else np.float32
+    return rng.uniform(lo, hi, spec.shape).astype(dtype)
