@@ -103,3 +103,14 @@ def broadcast_strides(shape, out_shape) -> tuple[int, ...]:
     shape = pad_dims(shape)
     strides = row_strides(shape)
     return tuple(0 if (d == 1 and o != 1) else s for d, s, o in zip(shape, strides, out_shape))
+
+
+def broadcast_defines(a, b, out_shape) -> dict:
+    """Literals of a broadcasting binary kernel: COUNT, D0..D3 (the output as rank 4), SA0..SA3 /
+    SB0..SB3 (element strides of A and B per output axis, 0 on a broadcast axis) and BCAST (0 when
+    A, B and the output have one shape: read at the flat index)."""
+    dims = pad_dims(out_shape)
+    d = {"COUNT": numel(dims), "BCAST": int(not tuple(a.shape) == tuple(b.shape) == tuple(out_shape))}
+    for name, shape in (("D", None), ("SA", a.shape), ("SB", b.shape)):
+        d.update({f"{name}{k}": v for k, v in enumerate(dims if shape is None else broadcast_strides(shape, dims))})
+    return d
