@@ -26,6 +26,12 @@ def ctype(info) -> str:
     return C_TYPES[info.type]
 
 
+def bits_ctype(info) -> str:
+    """The element type of a kernel that only moves data: float16 as its raw 16 bits (ushort), so
+    NaN payloads, infinities and signed zeros pass unchanged; ``ctype`` otherwise."""
+    return "ushort" if info.type == F16 else ctype(info)
+
+
 def known(*infos) -> bool:
     """Every tensor's shape fully known (lowering specialises on shapes)."""
     for t in infos:

@@ -1,9 +1,16 @@
-"""CONCATENATION: join n ≥ 1 tensors of one rank (1..4) along ``axis`` ∈ [0, rank).
+"""CONCATENATION and PACK: join tensors along an existing axis, or stack them along a new one.
 
-Inputs whose quantization equals the output's are byte copies (exact).  Quantized inputs with other
-(scale, zero point) are requantised into the output's with TFLite's fp32 arithmetic (operands.md
-§8.2), which a Q8A model needs feature level 3 for.  The lowering runs one copy kernel per input,
-float32 and quant8_asymm.
+- CONCATENATION: n ≥ 1 tensors of one rank (1..4), equal off the axis, then ``axis`` ∈ [0, rank)
+  (no negative axis); zero-sized inputs contribute nothing.  Inputs whose quantization equals the
+  output's are byte copies.  Quantized inputs with other (scale, zero point) are requantised into the
+  output's with TFLite's fp32 arithmetic (operands.md §8.2); a Q8A model doing that needs feature
+  level 3.
+- PACK (feature level 6): ``axis`` ∈ [0, R] first, then N ≥ 1 tensors of one shape (rank R ≥ 1, not
+  zero-sized), every quantized input with the output's quantization; ``np.stack(inputs, axis)``.
+
+Both lower to one copy kernel launch per non-empty input (PACK is a concatenation of the inputs each
+viewed with an axis of size 1); float16 is copied as its bits.  A requantised input reads its 256
+possible outputs from a table made by the reference's own requantization, so it is exact.
 """
 from __future__ import annotations
 
@@ -13,12 +20,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .. import quant
-from ..compiler.lowering_helpers import ctype, known, params_ok, scalars_constant, Work
+from ..compiler.lowering_helpers import bits_ctype, known, params_ok, scalars_constant, Work
 from ..hal.types import OperandType, OperationType
 from ..sizes import element_count
-from .definition import OpParams, TensorInfo, require
+from .definition import OpParams, TensorInfo, require, require_nonempty, same_quant_as_input
 from .registry import operation
-from .signature import F32, Q8A, RANK_UP_TO_4, STD_TYPES, OpContext, OpSignature, Variant, float_eq, i32
+from .signature import (F16, F32, I32, Q8A, Q8AS, RANK_UP_TO_4, STD_TYPES, OpContext, OpSignature, Variant, float_eq,
+                        i32)
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only
     from ..compiler.lowering import LoweringContext
@@ -28,8 +36,8 @@ if TYPE_CHECKING:  # pragma: no cover - annotations only
 
 @dataclass
 class ConcatenationParams(OpParams):
-    """``axis`` (non-negative); ``axis_sizes``: each input's extent on the axis (its offset in the
-    output is the sum of the previous ones); ``outer``/``inner``: element counts before/after the axis.
+    """The output viewed as [outer, Σ axis_sizes, inner]: tensor input i (model input ``first + i``)
+    fills the slab of ``axis_sizes[i]`` after the previous ones (PACK: every size is 1).
 
     Quantized inputs whose (scale, zero point) differ from the output's are requantised with fp32
     arithmetic (operands.md §8.2, TFLite):
@@ -42,6 +50,7 @@ class ConcatenationParams(OpParams):
     axis_sizes: tuple[int, ...] = ()
     outer: int = 1
     inner: int = 1
+    first: int = 0
     requantize: tuple[bool, ...] = ()
     requant_scale: tuple[float, ...] = ()
     requant_bias: tuple[float, ...] = ()
@@ -50,7 +59,7 @@ class ConcatenationParams(OpParams):
     qmax: int = 0
 
 
-# ---- signature ------------------------------------------------------------------------------------------
+# ---- signatures -----------------------------------------------------------------------------------------
 
 def check_concatenation(ctx: OpContext, t: OperandType) -> int:
     """One rank for every input and the output; Q8A inputs requantised into the output need FL3."""
@@ -76,29 +85,72 @@ CONCATENATION_SIGNATURE = OpSignature(
     variadic_ranks=RANK_UP_TO_4, check=check_concatenation)
 
 
-# ---- reference kernel -----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class TrailingVariadic(Variant):
+    """A layout whose *last* input spec repeats one or more times (PACK: the axis, then the tensors)."""
+
+    def input_specs(self, n_in: int) -> tuple[list, int]:
+        return list(self.inputs[:-1]) + [self.inputs[-1]] * (n_in - len(self.inputs) + 1), 1
+
+
+def check_pack(ctx: OpContext, t: OperandType) -> int:
+    """Tensors of one rank R ≥ 1, output rank R + 1, quantized tensors with the output's quantization."""
+    tensors = [ctx.inp(i) for i in range(1, len(ctx.op.inputs))]
+    ranks = {ctx.rank(a) for a in tensors} - {None}
+    if len(ranks) > 1:
+        ctx.fail(f"inputs have different ranks {sorted(ranks)}")
+    out_rank = ctx.rank(ctx.out(0))
+    if ranks and out_rank is not None and out_rank != min(ranks) + 1:
+        ctx.fail(f"output rank {out_rank} is not the input rank {min(ranks)} + 1")
+    if out_rank is not None and out_rank < 2:
+        ctx.fail(f"output rank {out_rank} is below 2")
+    if t in (Q8A, Q8AS):
+        out = ctx.out(0)
+        for i, a in enumerate(tensors, 1):
+            if not float_eq(a.scale, out.scale) or a.zero_point != out.zero_point:
+                ctx.fail(f"input {i} scale/zeroPoint ({a.scale}, {a.zero_point}) must equal the output's "
+                         f"({out.scale}, {out.zero_point})")
+    return 6
+
+
+#: the axis, then N ≥ 1 tensors
+PACK_SIGNATURE = OpSignature(
+    {F32: 6, F16: 6, I32: 6, Q8A: 6, Q8AS: 6}, (TrailingVariadic("pack", (i32, "T"), ("T",), variadic=True),),
+    primary=1, check=check_pack)
+
+
+# ---- reference kernels ----------------------------------------------------------------------------------
+
+def requantized(q: np.ndarray, p: ConcatenationParams, i: int, dtype) -> np.ndarray:
+    """Quantized values ``q`` of tensor input i in the output's quantization (a copy when it has it)."""
+    if not p.requantize[i]:
+        return np.asarray(q).astype(dtype, copy=False)
+    v = np.asarray(q).astype(np.float32) * np.float32(p.requant_scale[i]) + np.float32(p.requant_bias[i])
+    return np.clip(quant.round_half_away(v).astype(np.int64) + p.output_zero_point, p.qmin, p.qmax).astype(dtype)
+
 
 def concatenation_reference(p: ConcatenationParams, inputs: list[TensorInfo],
                             outputs: list[TensorInfo]) -> list[np.ndarray]:
     out = outputs[0]
-    parts = []
-    for i, t in enumerate(inputs[:-1]):
-        a = t.array()
-        if p.requantize[i]:
-            v = a.astype(np.float32) * np.float32(p.requant_scale[i]) + np.float32(p.requant_bias[i])
-            a = np.clip(quant.round_half_away(v).astype(np.int64) + p.output_zero_point, p.qmin, p.qmax)
-        parts.append(a.astype(out.dtype, copy=False))
+    parts = [requantized(t.array(), p, i, out.dtype) for i, t in enumerate(inputs[:-1])]
     return [np.concatenate(parts, axis=p.axis).reshape(p.output_shapes[0])]
 
 
-# ---- lowering -------------------------------------------------------------------------------------------
+def pack_reference(p: ConcatenationParams, inputs: list[TensorInfo], outputs: list[TensorInfo]) -> list[np.ndarray]:
+    return [np.stack([t.array() for t in inputs[1:]], axis=p.axis).astype(outputs[0].dtype, copy=False)]
+
+
+# ---- lowering (concatenation.cl) ------------------------------------------------------------------------
 
 def concatenation_supported(ctx: LoweringContext) -> bool:
-    n = len(ctx.node.inputs)
-    if not params_ok(ctx) or not scalars_constant(ctx, [n - 1]):
+    if not params_ok(ctx):
         return False
-    tensors, out = ctx.inputs[:-1], ctx.outputs[0]
-    return (known(*tensors, out) and out.type in (F32, Q8A) and all(t.type == out.type for t in tensors))
+    p = ctx.params
+    axis_input = 0 if p.first else len(ctx.node.inputs) - 1
+    if not scalars_constant(ctx, [axis_input]):
+        return False
+    tensors, out = ctx.inputs[p.first:p.first + len(p.axis_sizes)], ctx.outputs[0]
+    return known(*tensors, out) and out.type in (F32, F16, I32, Q8A, Q8AS) and all(t.type == out.type for t in tensors)
 
 
 def lower_concatenation(ctx: LoweringContext) -> None:
@@ -111,16 +163,17 @@ def lower_concatenation(ctx: LoweringContext) -> None:
         in_row = size * p.inner
         count = p.outer * in_row
         if count:
-            requant = bool(p.requantize[i]) if p.requantize else False
-            d = {"T": ctype(out), "COUNT": count, "IN_ROW": in_row, "OUT_ROW": out_row, "OFFSET": offset,
-                 "REQUANT": int(requant), "RS": p.requant_scale[i] if requant else 0.0,
-                 "RB": p.requant_bias[i] if requant else 0.0, "ZO": p.output_zero_point,
-                 "QMIN": p.qmin, "QMAX": p.qmax}
-            ctx.emit("concatenation.cl", d, [ctx.input(i)], [ctx.output(0)], (count,), Work.ELEMENTS)
+            requant = bool(p.requantize and p.requantize[i])
+            d = {"T": bits_ctype(out), "COUNT": count, "IN_ROW": in_row,
+                 "OUT_ROW": out_row, "OFFSET": offset, "REQUANT": int(requant), "QMIN": p.qmin}
+            ins = [ctx.input(p.first + i)]
+            if requant:
+                ins.append(ctx.constant(requantized(np.arange(p.qmin, p.qmax + 1), p, i, out.dtype)))
+            ctx.emit("concatenation.cl", d, ins, [ctx.output(0)], (count,), Work.ELEMENTS)
         offset += in_row
 
 
-# ---- the operation --------------------------------------------------------------------------------------
+# ---- the operations -------------------------------------------------------------------------------------
 
 @operation(OperationType.CONCATENATION, signature=CONCATENATION_SIGNATURE, reference=concatenation_reference,
            lower=lower_concatenation, supports=concatenation_supported)
@@ -158,3 +211,24 @@ def concatenation(inputs: list[TensorInfo], outputs: list[TensorInfo]) -> Concat
         params.output_zero_point = out.zero_point
         params.qmin, params.qmax = out.qrange
     return params
+
+
+@operation(OperationType.PACK, signature=PACK_SIGNATURE, reference=pack_reference, lower=lower_concatenation,
+           supports=concatenation_supported)
+def pack(inputs: list[TensorInfo], outputs: list[TensorInfo]) -> ConcatenationParams:
+    name = "PACK"
+    axis, tensors = inputs[0].scalar(), inputs[1:]
+    require(len(tensors) >= 1, name, "needs at least one input tensor")
+    shape = tensors[0].dims()
+    rank = len(shape)
+    require(rank >= 1, name, "input rank must be at least 1")
+    require(0 <= axis <= rank, name, f"axis {axis} out of range [0, {rank}]")
+    for i, t in enumerate(tensors[1:], 1):
+        require(t.dims() == shape, name, f"input tensor {i} shape {list(t.dims())} differs from {list(shape)}")
+        same_quant_as_input(t, outputs[0], name)
+    same_quant_as_input(tensors[0], outputs[0], name)
+    require_nonempty(shape, name)
+    out_shape = (*shape[:axis], len(tensors), *shape[axis:])
+    return ConcatenationParams(output_shapes=[out_shape], axis=axis, axis_sizes=(1,) * len(tensors),
+                               outer=element_count(shape[:axis]), inner=element_count(shape[axis:]), first=1,
+                               requantize=(False,) * len(tensors))
