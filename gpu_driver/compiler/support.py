@@ -6,6 +6,8 @@ the lowering's ``supports`` predicate agrees; a fused activation is supported wi
 """
 from __future__ import annotations
 
+import copy
+import dataclasses
 import itertools
 
 import numpy as np
@@ -13,7 +15,7 @@ import numpy as np
 from ..errors import DriverError, failure
 from ..graph import Graph, Node, build_graph
 from ..hal.model import Model
-from ..hal.types import OPERAND_TYPE_INFO, OperandType
+from ..hal.types import OPERAND_TYPE_INFO, OperandLifeTime, OperandType
 from ..ops.catalog import lookup
 from .fusion import fusable_pairs
 from .lowering import LoweringContext
@@ -84,6 +86,17 @@ def _representative_values(model: Model, position: int, shape) -> list:
     return fills
 
 
+def _with_unknown_result_dims(model: Model) -> Model:
+    """``model`` with the dimensions of every operation result (temporaries and outputs of the main
+    subgraph) unknown, their ranks kept."""
+    main = copy.copy(model.main)
+    main.operands = [copy.copy(o) for o in model.main.operands]
+    for o in main.operands:
+        if o.lifetime in (OperandLifeTime.TEMPORARY_VARIABLE, OperandLifeTime.SUBGRAPH_OUTPUT) and o.dimensions:
+            o.dimensions = [0] * len(o.dimensions)
+    return dataclasses.replace(model, main=main)
+
+
 def support_graph(model: Model) -> Graph:
     """The graph support is decided on.
 
@@ -109,13 +122,15 @@ def support_graph(model: Model) -> Graph:
     if any(OPERAND_TYPE_INFO[o.type].is_tensor and not o.dimensions for o in declared):
         return graph  # unknown rank
     best, best_count = graph, sum(n.params is not None for n in graph.nodes)
+    # representative values need not reproduce the declared dimensions of what they shape
+    probe = _with_unknown_result_dims(model) if valued else model
     for size in REPRESENTATIVE_DIMS if any(dynamic) else REPRESENTATIVE_DIMS[:1]:
         shapes = [tuple(d or size for d in o.dimensions) if OPERAND_TYPE_INFO[o.type].is_tensor else ()
                   for o in declared]
         candidates = [_representative_values(model, p, shapes[p]) for p in valued]
         for combination in itertools.islice(itertools.product(*candidates), MAX_VALUE_COMBINATIONS):
             try:
-                g = build_graph(model, sg, shapes, dict(zip(valued, combination)))
+                g = build_graph(probe, probe.main, shapes, dict(zip(valued, combination)))
             except DriverError:
                 continue  # e.g. a kernel larger than the chosen spatial size, or an invalid value
             if g.fully_specified:

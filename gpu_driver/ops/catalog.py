@@ -4,7 +4,8 @@ from __future__ import annotations
 from ..errors import invalid
 from ..hal.types import OperationType, operation_feature_level
 from . import (activation, binary, comparison, concatenation, conv, conversion, fully_connected,  # noqa: F401
-               logical, lsh, matmul, normalization, pooling, recurrent, resize, shape_ops, table_lookup, unary)
+               logical, lsh, matmul, normalization, padding, pooling, recurrent, resize, shape_ops, slicing,
+               table_lookup, unary)
 from .definition import OpParams, TensorInfo
 from .registry import REGISTRY, OperationDef
 
