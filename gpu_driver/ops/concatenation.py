@@ -85,14 +85,6 @@ CONCATENATION_SIGNATURE = OpSignature(
     variadic_ranks=RANK_UP_TO_4, check=check_concatenation)
 
 
-@dataclass(frozen=True)
-class TrailingVariadic(Variant):
-    """A layout whose *last* input spec repeats one or more times (PACK: the axis, then the tensors)."""
-
-    def input_specs(self, n_in: int) -> tuple[list, int]:
-        return list(self.inputs[:-1]) + [self.inputs[-1]] * (n_in - len(self.inputs) + 1), 1
-
-
 def check_pack(ctx: OpContext, t: OperandType) -> int:
     """Tensors of one rank R ≥ 1, output rank R + 1, quantized tensors with the output's quantization."""
     tensors = [ctx.inp(i) for i in range(1, len(ctx.op.inputs))]
@@ -115,7 +107,7 @@ def check_pack(ctx: OpContext, t: OperandType) -> int:
 
 #: the axis, then N ≥ 1 tensors
 PACK_SIGNATURE = OpSignature(
-    {F32: 6, F16: 6, I32: 6, Q8A: 6, Q8AS: 6}, (TrailingVariadic("pack", (i32, "T"), ("T",), variadic=True),),
+    {F32: 6, F16: 6, I32: 6, Q8A: 6, Q8AS: 6}, (Variant("pack", (i32, "T"), ("T",), variadic_last=True),),
     primary=1, check=check_pack)
 
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from ..errors import invalid
-from ..hal.abbreviations import BOOL, F16, F32, I32, PC8, Q8A, Q8AS, Q8S, f16, f32, i32  # noqa: F401
+from ..hal.abbreviations import B8, BOOL, F16, F32, I32, PC8, Q8A, Q8AS, Q8S, f16, f32, i32  # noqa: F401
 from ..hal.model import Operand, Operation
 from ..hal.types import OPERAND_TYPE_INFO, OperandLifeTime, OperandType, OperationType
 
@@ -54,7 +54,9 @@ class Variant:
 
     ``optional`` holds trailing input groups, each with the feature level it needs; a legal input
     count is ``len(inputs)`` plus the sizes of the first j groups (so a dilation *pair* is one group).
-    With ``variadic`` the first input spec repeats one or more times (CONCATENATION).
+    With ``variadic`` the first input spec repeats one or more times (CONCATENATION), with
+    ``variadic_last`` the last one (PACK: the axis, then the tensors); with ``variadic_outputs`` the
+    one output spec repeats one or more times (SPLIT).
     """
 
     name: str
@@ -64,9 +66,15 @@ class Variant:
     variadic: bool = False
     #: feature level this layout needs, whatever its optional groups
     feature_level: int = 1
+    variadic_last: bool = False
+    variadic_outputs: bool = False
+
+    @property
+    def repeats_input(self) -> bool:
+        return self.variadic or self.variadic_last
 
     def input_counts(self) -> list[int]:
-        if self.variadic:
+        if self.repeats_input:
             return []
         counts, n = [len(self.inputs)], len(self.inputs)
         for group, _fl in self.optional:
@@ -75,16 +83,22 @@ class Variant:
         return counts
 
     def accepts_count(self, n_in: int, n_out: int) -> bool:
-        if n_out != len(self.outputs):
+        if n_out != len(self.outputs) and not (self.variadic_outputs and n_out >= 1):
             return False
-        if self.variadic:
+        if self.repeats_input:
             return n_in >= len(self.inputs)
         return n_in in self.input_counts()
 
+    def output_specs(self, n_out: int) -> list:
+        return [self.outputs[0]] * n_out if self.variadic_outputs else list(self.outputs)
+
     def input_specs(self, n_in: int) -> tuple[list, int]:
         """The spec of each of ``n_in`` inputs and the feature level the optional groups need."""
+        extra = n_in - len(self.inputs) + 1
         if self.variadic:
-            return [self.inputs[0]] * (n_in - len(self.inputs) + 1) + list(self.inputs[1:]), 1
+            return [self.inputs[0]] * extra + list(self.inputs[1:]), 1
+        if self.variadic_last:
+            return list(self.inputs[:-1]) + [self.inputs[-1]] * extra, 1
         specs, fl = list(self.inputs), 1
         for group, group_fl in self.optional:
             if len(specs) >= n_in:
@@ -169,7 +183,7 @@ def _match_variant(ctx: OpContext, variant: Variant, t: OperandType) -> tuple[st
         if ctx.inp(i).type not in ok:
             return (f"input {i} (operand {ctx.op.inputs[i]}) has type {OperandType(ctx.inp(i).type).name}, "
                     f"expected {_spec_names(ok)}"), 0
-    for i, spec in enumerate(variant.outputs):
+    for i, spec in enumerate(variant.output_specs(len(ctx.op.outputs))):
         ok = allowed_types(spec, t)
         if ctx.out(i).type not in ok:
             return (f"output {i} (operand {ctx.op.outputs[i]}) has type {OperandType(ctx.out(i).type).name}, "
@@ -194,9 +208,10 @@ def check_signature(sig: OpSignature, ctx: OpContext) -> int:
     candidates = [v for v in sig.variants if v.accepts_count(n_in, n_out)]
     if not candidates:
         legal = sorted({c for v in sig.variants for c in v.input_counts()})
-        ins = f"≥ {len(sig.variants[0].inputs)}" if sig.variants[0].variadic else "/".join(map(str, legal))
-        ctx.fail(f"illegal operand count: {n_in} inputs and {n_out} outputs "
-                 f"(legal: {ins} inputs, {len(sig.variants[0].outputs)} outputs)")
+        first = sig.variants[0]
+        ins = f"≥ {len(first.inputs)}" if first.repeats_input else "/".join(map(str, legal))
+        outs = "≥ 1" if first.variadic_outputs else str(len(first.outputs))
+        ctx.fail(f"illegal operand count: {n_in} inputs and {n_out} outputs (legal: {ins} inputs, {outs} outputs)")
     if n_in <= sig.primary:
         ctx.fail(f"needs at least {sig.primary + 1} inputs")
     t = ctx.inp(sig.primary).type
@@ -222,8 +237,9 @@ def check_signature(sig: OpSignature, ctx: OpContext) -> int:
         if i < n_in and ctx.present(i):
             _check_rank(ctx, ctx.inp(i), f"input {i} (operand {ctx.op.inputs[i]})", limits)
     if sig.variadic_ranks is not None:
-        repeated = n_in - len(sig.variants[0].inputs) + 1
-        for i in range(repeated):
+        first = sig.variants[0]
+        repeated = n_in - len(first.inputs) + 1
+        for i in (range(n_in - repeated, n_in) if first.variadic_last else range(repeated)):
             _check_rank(ctx, ctx.inp(i), f"input {i} (operand {ctx.op.inputs[i]})", sig.variadic_ranks)
     for i, limits in sig.out_ranks.items():
         _check_rank(ctx, ctx.out(i), f"output {i} (operand {ctx.op.outputs[i]})", limits)

@@ -34,8 +34,6 @@ if TYPE_CHECKING:  # pragma: no cover - annotations only
 
 #: the element types of SLICE, SPLIT and TILE (STRIDED_SLICE has no TENSOR_INT32)
 _TYPES = {F32: 3, F16: 3, I32: 3, Q8A: 3, Q8AS: 4}
-#: the most outputs a SPLIT signature lists (one layout per output count)
-MAX_SPLITS = 256
 #: the unsigned C type that copies an element of each byte size bit for bit
 RAW_TYPES = {1: "uchar", 2: "ushort", 4: "uint"}
 
@@ -74,7 +72,7 @@ STRIDED_SLICE_SIGNATURE = OpSignature(
     {F32: 2, Q8A: 2, F16: 3, Q8AS: 4}, (Variant("strided_slice", ("T", I32, I32, I32, i32, i32, i32), ("T",)),),
     ranks={0: RANK_UP_TO_4, 1: _VECTOR, 2: _VECTOR, 3: _VECTOR}, out_ranks={0: RANK_UP_TO_4}, same_quant=((0, 0),))
 SPLIT_SIGNATURE = OpSignature(
-    _TYPES, tuple(Variant(f"split{n}", ("T", i32, i32), ("T",) * n) for n in range(1, MAX_SPLITS + 1)),
+    _TYPES, (Variant("split", ("T", i32, i32), ("T",), variadic_outputs=True),),
     check=_check_split)
 TILE_SIGNATURE = OpSignature(_TYPES, (Variant("tile", ("T", I32), ("T",)),), ranks={1: _VECTOR},
                              same_quant=((0, 0),))
