@@ -1,32 +1,45 @@
 """Fused element-wise chains: a run of float32 element-wise operations becomes one generated kernel.
 
-A chain of float32 element-wise operations (ADD/MUL — with their fused activation — RELU, RELU1,
-RELU6, LOGISTIC, TANH, FLOOR) in which each operation after the first consumes the previous one's
-output, every output has the chain's shape, and every intermediate has exactly one consumer and is
-not a model output, becomes one :class:`ElementwiseChain` node (:func:`fuse_elementwise_chains`, run
-after activation fusion and constant folding), lowered by :func:`lower_elementwise_chain` to one
-``elementwise_chain.cl`` instance whose body :func:`chain_defines` writes.  ADD/MUL's other operand
-may be any tensor that broadcasts to the chain's shape.  Quantized chains stay unfused.
+A chain of float32 element-wise operations — the binary ADD, SUB, MUL, DIV (with their fused
+activation), MAXIMUM, MINIMUM and the unary RELU, RELU1, RELU6, LOGISTIC, TANH, FLOOR, ABS, EXP, LOG,
+NEG, RSQRT, SIN, SQRT — in which each operation after the first consumes the previous one's output,
+every output has the chain's shape, and every intermediate has exactly one consumer and is not a
+model output, becomes one :class:`ElementwiseChain` node (:func:`fuse_elementwise_chains`, run after
+activation fusion and constant folding), lowered by :func:`lower_elementwise_chain` to one
+``elementwise_chain.cl`` instance whose body :func:`chain_defines` writes.  A binary operation's
+other operand may be any tensor that broadcasts to the chain's shape.  Quantized chains stay unfused.
+
+Each step is the C statement of the operation's own kernel (``binary.cl``, ``activation.cl``,
+``unary.cl``) on the running fp32 value: ADD/SUB/MUL/DIV clamp with ``v < lo ? lo : v`` and
+``hi < v ? hi : v`` to their activation's bounds within [−FLT_MAX, FLT_MAX] (a NaN goes through),
+MAXIMUM/MINIMUM are ``a < b ? b : a`` / ``b < a ? b : a``, the RELUs ``lo < v ? v : lo`` then ``hi < v ? hi : v`` (a NaN gives lo, as ``activation.cl``).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .. import quant
 from ..errors import failure
 from ..graph import Graph, Node
 from ..hal.types import OperandType, OperationType
 from ..ops.activation import RELU_FUSE_CODES
+from ..ops.fused_activation import float_activation_range
 from .fusion import consumers
 from .ir import TensorId, Work, c_literal
 from .lowering import LoweringContext
 from .lowering_helpers import broadcast_strides, pad_dims
 
-
-#: unary chain steps that apply a function (the RELUs clamp: RELU_FUSE_CODES)
-_CHAIN_FUNCTIONS = {OperationType.LOGISTIC: "logistic", OperationType.TANH: "tanh", OperationType.FLOOR: "floor"}
+_O = OperationType
+#: unary chain steps that apply a function to the running value v (the RELUs clamp: RELU_FUSE_CODES)
+_CHAIN_FUNCTIONS = {
+    _O.LOGISTIC: "1.0f / (1.0f + exp(-v))", _O.TANH: "tanh(v)", _O.FLOOR: "floor(v)", _O.ABS: "fabs(v)",
+    _O.EXP: "exp(v)", _O.LOG: "log(v)", _O.NEG: "-v", _O.RSQRT: "1.0f / sqrt(v)", _O.SIN: "sin(v)",
+    _O.SQRT: "sqrt(v)"}
 _CHAIN_UNARY = (*RELU_FUSE_CODES, *_CHAIN_FUNCTIONS)
-_CHAIN_BINARY = (OperationType.ADD, OperationType.MUL)
+#: binary chain steps: the C expression of operands {a} and {b}
+_CHAIN_BINARY = {_O.ADD: "{a} + {b}", _O.SUB: "{a} - {b}", _O.MUL: "{a} * {b}", _O.DIV: "{a} / {b}",
+                 _O.MAXIMUM: "{a} < {b} ? {b} : {a}", _O.MINIMUM: "{b} < {a} ? {b} : {a}"}
+#: the binary operations with a fused activation, always bounded to [−FLT_MAX, FLT_MAX]
+_ARITHMETIC = (_O.ADD, _O.SUB, _O.MUL, _O.DIV)
 
 
 @dataclass
@@ -38,16 +51,18 @@ class ElementwiseChain(Node):
     steps: list[Node] = field(default_factory=list)
 
 
+def _operands(node: Node) -> list[int]:
+    """The tensors a chain step reads."""
+    return node.inputs[:1] if node.type in _CHAIN_UNARY else node.inputs[:2]
+
+
 def _chain_step_shape(graph: Graph, node: Node):
     """The output shape if ``node`` can be a float32 chain step (rank ≤ 4, not empty), else None."""
     if node.params is None or len(node.outputs) != 1 or isinstance(node, ElementwiseChain):
         return None
-    if node.type in _CHAIN_UNARY:
-        tensors = [node.inputs[0]]
-    elif node.type in _CHAIN_BINARY and len(node.inputs) >= 2:
-        tensors = node.inputs[:2]
-    else:
+    if node.type not in _CHAIN_UNARY and not (node.type in _CHAIN_BINARY and len(node.inputs) >= 2):
         return None
+    tensors = _operands(node)
     out = graph.tensors[node.outputs[0]]
     infos = [graph.tensors[i] for i in tensors] + [out]
     if any(t.type != OperandType.TENSOR_FLOAT32 or t.shape is None or len(t.shape) > 4 for t in infos):
@@ -73,7 +88,7 @@ def elementwise_chains(graph: Graph) -> list[list[Node]]:
         chain = [node]
         while True:
             out = chain[-1].outputs[0]
-            us = users.get(out, [])
+            us = list({id(u): u for u in users.get(out, [])}.values())  # x·x reads x twice: one user
             if out in model_outputs or len(us) != 1 or id(us[0]) in taken:
                 break
             if _chain_step_shape(graph, us[0]) != shape:
@@ -96,7 +111,7 @@ def fuse_elementwise_chains(graph: Graph) -> int:
         internal = {n.outputs[0] for n in chain[:-1]}
         inputs = []
         for n in chain:
-            for i in (n.inputs[:1] if n.type in _CHAIN_UNARY else n.inputs[:2]):
+            for i in _operands(n):
                 if i not in internal and i not in inputs:
                     inputs.append(i)
         tail = chain[-1]
@@ -107,18 +122,16 @@ def fuse_elementwise_chains(graph: Graph) -> int:
     return len(chains)
 
 
-_CHAIN_UNARY_C = {"logistic": "v = 1.0f / (1.0f + exp(-v));", "tanh": "v = tanh(v);", "floor": "v = floor(v);"}
-
-
 def chain_defines(out_shape, operand_strides, steps) -> dict:
     """Defines of ``elementwise_chain.cl`` for a fused chain of float32 element-wise operations.
 
     ``out_shape``: the output as rank 4.  ``operand_strides[k]``: None when input k has the output's
     shape (read at the flat index), else its 4 element strides per output axis (0 = broadcast).
     ``steps`` (in order) act on the running value ``v``; an operand reference is "v" or an input
-    index k:  ("load", k) | ("+" or "*", ref, ref) | ("clamp", lo, hi) | ("logistic",) | ("tanh",) |
-    ("floor",).  One C statement per step, so (as in the unfused kernels) every intermediate is
-    rounded to float32 and compilers cannot contract across operations.
+    index k:  ("load", k) | ("binary", expression of {a} and {b}, ref a, ref b) |
+    ("unary", expression of v) | ("clamp", lo, hi) (a RELU: a NaN gives lo) | ("bound", lo, hi) (a NaN goes
+    through).  One C statement per step, so (as in the unfused kernels) every intermediate is rounded
+    to float32 and compilers cannot contract across operations.
     """
     def ref(r) -> str:
         if r == "v":
@@ -134,12 +147,18 @@ def chain_defines(out_shape, operand_strides, steps) -> dict:
         kind = step[0]
         if kind == "load":
             body.append(f"v = {ref(step[1])};")
-        elif kind in ("+", "*"):
-            body.append(f"v = {ref(step[1])} {kind} {ref(step[2])};")
-        elif kind == "clamp":
-            body.append(f"v = fmin(fmax(v, {c_literal(step[1])}), {c_literal(step[2])});")
-        elif kind in _CHAIN_UNARY_C:
-            body.append(_CHAIN_UNARY_C[kind])
+        elif kind == "binary":
+            body.append(f"v = {step[1].format(a=ref(step[2]), b=ref(step[3]))};")
+        elif kind == "unary":
+            body.append(f"v = {step[1]};")
+        elif kind == "clamp":  # a RELU: std::min(std::max(lo, v), hi), a NaN gives lo
+            lo, hi = c_literal(step[1]), c_literal(step[2])
+            body.append(f"v = {lo} < v ? v : {lo};")
+            body.append(f"v = {hi} < v ? {hi} : v;")
+        elif kind == "bound":
+            lo, hi = c_literal(step[1]), c_literal(step[2])
+            body.append(f"v = v < {lo} ? {lo} : v;")
+            body.append(f"v = {hi} < v ? {hi} : v;")
         else:
             raise failure(f"elementwise chain: unknown step {step!r}")
     params = [f"GLOBAL const float* RESTRICT in{k}" for k in range(len(operand_strides))]
@@ -153,6 +172,21 @@ def chain_defines(out_shape, operand_strides, steps) -> dict:
             "BODY": "\n    ".join(body)}
 
 
+def _steps(node: Node, ref) -> list[tuple]:
+    """The chain steps of one operation; ``ref(tensor)`` names an operand ("v" or an input slot)."""
+    if node.type in _CHAIN_BINARY:
+        steps = [("binary", _CHAIN_BINARY[node.type], ref(node.inputs[0]), ref(node.inputs[1]))]
+        if node.type in _ARITHMETIC:
+            steps.append(("bound", *float_activation_range(getattr(node.params, "activation", 0))))
+        return steps
+    steps = [] if ref(node.inputs[0]) == "v" else [("load", ref(node.inputs[0]))]
+    if node.type in RELU_FUSE_CODES:
+        steps.append(("clamp", *float_activation_range(RELU_FUSE_CODES[node.type])))
+    else:
+        steps.append(("unary", _CHAIN_FUNCTIONS[node.type]))
+    return steps
+
+
 def lower_elementwise_chain(ctx: LoweringContext) -> None:
     """An ElementwiseChain node: its steps as one generated kernel."""
     chain, graph = ctx.node, ctx.graph
@@ -164,22 +198,8 @@ def lower_elementwise_chain(ctx: LoweringContext) -> None:
         strides.append(None if pad_dims(shape) == out_shape else broadcast_strides(shape, out_shape))
     steps: list[tuple] = []
     prev = None  # the operand holding the running value
-
-    def ref(idx):
-        return "v" if idx == prev else slot[idx]
-
     for node in chain.steps:
-        if node.type in (OperationType.ADD, OperationType.MUL):
-            steps.append(("+" if node.type == OperationType.ADD else "*", ref(node.inputs[0]), ref(node.inputs[1])))
-            code = node.params.activation
-        else:
-            if prev is None:
-                steps.append(("load", slot[node.inputs[0]]))
-            code = RELU_FUSE_CODES.get(node.type, 0)
-            if node.type in _CHAIN_FUNCTIONS:
-                steps.append((_CHAIN_FUNCTIONS[node.type],))
-        if code:
-            steps.append(("clamp", *quant.activation_range_float(code)))
+        steps.extend(_steps(node, lambda idx: "v" if idx == prev else slot[idx]))
         prev = node.outputs[0]
     d = chain_defines(out_shape, strides, steps)
     ctx.emit("elementwise_chain.cl", d, [TensorId("operand", i) for i in chain.inputs], [ctx.output(0)],

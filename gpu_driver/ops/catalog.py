@@ -4,7 +4,7 @@ from __future__ import annotations
 from ..errors import invalid
 from ..hal.types import OperationType, operation_feature_level
 from . import (activation, binary, comparison, concatenation, conv, conversion, fully_connected,  # noqa: F401
-               logical, lsh, matmul, normalization, padding, pooling, recurrent, resize, shape_ops, slicing,
+               logical, lsh, matmul, normalization, padding, pooling, recurrent, reduction, resize, shape_ops, slicing,
                table_lookup, unary)
 from .definition import OpParams, TensorInfo
 from .registry import REGISTRY, OperationDef

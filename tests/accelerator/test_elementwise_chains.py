@@ -1,6 +1,8 @@
-"""Elementwise chain fusion (compiler/fusion.py fuse_elementwise_chains): float32 chains of
-ADD/MUL/RELU*/LOGISTIC/TANH/FLOOR become one generated kernel; branching intermediates, model outputs
-and quant8 chains are not fused across; results match the reference within the CTS float tolerance."""
+"""Elementwise chain fusion (compiler/elementwise_chain.py fuse_elementwise_chains): float32 chains of
+ADD/SUB/MUL/DIV/MAXIMUM/MINIMUM, RELU*/LOGISTIC/TANH/FLOOR and ABS/EXP/LOG/NEG/RSQRT/SIN/SQRT become
+one generated kernel; branching intermediates, model outputs and quant8 chains are not fused across;
+results match the reference within the CTS float tolerance and the unfused kernels bit for bit
+(NaN, infinities and the ±FLT_MAX bound of ADD/SUB/MUL/DIV included)."""
 import numpy as np
 import pytest
 
@@ -144,6 +146,91 @@ def test_quant8_chain_stays_unfused():
     assert pm.memory_plan["kernels"] == 2
 
 
+def _math_chain(rng, every_output=False):
+    """x → SUB(const) → ABS → SQRT → DIV(y [1,5,1,4] broadcast, RELU6) →
+    MAXIMUM(const [4]) → EXP → MINIMUM(const, v) → NEG → LOG → SIN → RSQRT → MUL(v, v, RELU1);
+    ``every_output``: every intermediate is a model output too (nothing fuses: the unfused kernels)."""
+    b = gd.ModelBuilder()
+    x = b.add_input(F32, SHAPE)
+    y = b.add_input(F32, [1, 5, 1, 4])
+    outs = []
+
+    def op(kind, ins):
+        out = b.add_operand(F32, SHAPE)
+        b.add_operation(kind, ins, [out])
+        outs.append(out)
+        return out
+
+    def const(shape, lo, hi):
+        return b.add_constant(F32, shape, rng.uniform(lo, hi, shape).astype(np.float32))
+
+    v = op(O.SUB, [x, const(SHAPE, -2, 2), b.add_scalar(T.INT32, 0)])
+    v = op(O.ABS, [v])
+    v = op(O.SQRT, [v])
+    v = op(O.DIV, [v, y, b.add_scalar(T.INT32, 3)])
+    v = op(O.MAXIMUM, [v, const([4], -1, 1)])
+    v = op(O.EXP, [v])
+    v = op(O.MINIMUM, [const(SHAPE, 0, 100), v])
+    for kind in (O.NEG, O.LOG, O.SIN, O.RSQRT):
+        v = op(kind, [v])
+    op(O.MUL, [v, v, b.add_scalar(T.INT32, 2)])
+    b.set_outputs(outs if every_output else outs[-1:])
+    return b.finish()
+
+
+def _math_inputs(rng):
+    x = rng.uniform(-8, 8, SHAPE).astype(np.float32)
+    x.flat[:6] = [np.nan, np.inf, -np.inf, 0.0, -0.0, 3.0e38]
+    y = rng.uniform(-2, 2, (1, 5, 1, 4)).astype(np.float32)
+    y.flat[:3] = [0.0, -0.0, np.nan]
+    return [x, y]
+
+
+def test_math_chain_is_one_kernel_and_matches_the_unfused_kernels_exactly():
+    rng = np.random.default_rng(21)
+    model = _math_chain(np.random.default_rng(3))
+    inputs = _math_inputs(rng)
+    pm = _check(model, inputs)
+    assert pm.memory_plan["kernels"] == 1
+    (node,) = prepare_graph(model).nodes
+    assert isinstance(node, ElementwiseChain) and len(node.steps) == 12
+    unfused = opencl_device().prepare_model(_math_chain(np.random.default_rng(3), every_output=True))
+    assert unfused.memory_plan["kernels"] == 12
+    np.testing.assert_array_equal(pm.execute(inputs)[0], unfused.execute(inputs)[-1])
+    src = generate(lower(prepare_graph(model)).kernels, opencl_device().backend.compiler.prelude)
+    for statement in ("v = fabs(v);", "v = 1.0f / sqrt(v);", "v = -v;", "v = v < 0.0f ? 0.0f : v;",
+                      "v = 6.0f < v ? 6.0f : v;", "v = v < -3.4028234663852886e+38f ? "):
+        assert statement in src, statement
+
+
+def test_chain_nan_infinity_and_flt_max_bound():
+    """DIV by ±0 gives ±inf, bounded to ±FLT_MAX (activation NONE) before NEG; MAXIMUM(v, c) keeps a NaN
+    v, MINIMUM(c, v) keeps c; LOG of a negative value is NaN."""
+    b = gd.ModelBuilder()
+    x = b.add_input(F32, [6])
+    z = b.add_input(F32, [6])
+    t = b.add_operand(F32, [6])
+    b.add_operation(O.DIV, [x, z, b.add_scalar(T.INT32, 0)], [t])
+    n = b.add_operand(F32, [6])
+    b.add_operation(O.NEG, [t], [n])
+    m = b.add_operand(F32, [6])
+    b.add_operation(O.MAXIMUM, [n, b.add_constant(F32, [1], np.array([-5.0], np.float32))], [m])
+    o = b.add_operand(F32, [6])
+    b.add_operation(O.MINIMUM, [b.add_constant(F32, [1], np.array([7.0], np.float32)), m], [o])
+    b.set_outputs([o])
+    model = b.finish()
+    xv = np.array([1.0, -1.0, 0.0, 2.0, np.nan, 100.0], np.float32)
+    zv = np.array([0.0, 0.0, 0.0, -4.0, 1.0, 10.0], np.float32)
+    # x/z = [inf, -inf, NaN, -0.5, NaN, 10] -> bound [FLT_MAX, -FLT_MAX, NaN, -0.5, NaN, 10]
+    # -> NEG [-FLT_MAX, FLT_MAX, NaN, 0.5, NaN, -10] -> max(v, -5) [-5, FLT_MAX, NaN, 0.5, NaN, -5]
+    # -> min(7, v) [-5, 7, 7, 0.5, 7, -5]
+    expected = np.array([-5.0, 7.0, 7.0, 0.5, 7.0, -5.0], np.float32)
+    pm = _check(model, [xv, zv])
+    assert pm.memory_plan["kernels"] == 1
+    np.testing.assert_array_equal(pm.execute([xv, zv])[0], expected)
+    np.testing.assert_array_equal(reference_outputs(model, [xv, zv])[0], expected)
+
+
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
 def test_chain_kernel_compiles_with_nvrtc(arch):
     pytest.importorskip("cupy_backends.cuda.libs.nvrtc")
@@ -152,5 +239,6 @@ def test_chain_kernel_compiles_with_nvrtc(arch):
         compile_source("extern \"C\" __global__ void k() {}", arch)
     except Exception:
         pytest.skip("NVRTC library not loadable")
-    src = generate(lower(prepare_graph(_six_op_chain(np.random.default_rng(1)))).kernels, CudaCompiler(arch).prelude)
-    assert compile_source(src, arch)[:4] == b"\x7fELF"
+    for chain in (_six_op_chain, _math_chain):
+        src = generate(lower(prepare_graph(chain(np.random.default_rng(1)))).kernels, CudaCompiler(arch).prelude)
+        assert compile_source(src, arch)[:4] == b"\x7fELF"
