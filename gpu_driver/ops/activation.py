@@ -1,16 +1,21 @@
-"""Element-wise activations and conversions: RELU, RELU1, RELU6, LOGISTIC, TANH, SOFTMAX, FLOOR, DEQUANTIZE.
+"""Element-wise activations and conversions: RELU, RELU1, RELU6, LOGISTIC, TANH, ELU, HARD_SWISH, SOFTMAX,
+LOG_SOFTMAX, FLOOR, DEQUANTIZE.
 
-- RELU* clamp to [0, ∞), [−1, 1], [0, 6]; quantized types clamp the stored values (exact).
+- RELU* clamp to [0, FLT_MAX], [−1, 1], [0, 6] as AOSP's ``std::min(std::max(lo, x), hi)``: a NaN gives
+  ``lo`` and +inf gives FLT_MAX (RELU); quantized types clamp the stored values (exact).
+- ELU is ``std::max(0, x) + std::min(0, alpha·(e^x − 1))`` (a NaN gives 0); HARD_SWISH (float) is
+  ``x·std::min(6, std::max(0, x + 3))/6``.  Both take any rank and zero-sized inputs.
 - Quantized LOGISTIC / TANH / SOFTMAX follow the TFLite/gemmlowp fixed-point algorithms (operands.md
-  §8.6) and have a fixed output quantization; their definitions precompute every integer constant
-  (input multiplier, left shift, input radius / diff_min) so a kernel only runs the int32 sequence of
-  :mod:`gpu_driver.fixedpoint`.  Float16 tensors are computed in fp32 and rounded (operations.md §0.9).
-- SOFTMAX works along an optional axis (default the last) and accepts zero-sized inputs.
+  §8.6) and have a fixed output quantization; quantized HARD_SWISH is TFLite's int16 fixed-point
+  HardSwish (free output quantization).  Definitions precompute every integer constant so a kernel
+  only runs the integer sequence.  Float16 tensors are computed in fp32 and rounded (operations.md §0.9).
+- SOFTMAX works along an optional axis (default the last, rank ≤ 4) and accepts zero-sized inputs;
+  LOG_SOFTMAX (float only) takes a mandatory axis, any rank, and no zero-sized input.
 - DEQUANTIZE takes per-tensor or per-channel (TENSOR_QUANT8_SYMM_PER_CHANNEL) quantized inputs.
-- The accelerator kernels run float32 and quant8_asymm (FLOOR: float32; DEQUANTIZE: quant8_asymm →
-  float32).  Quantized LOGISTIC / TANH depend on the input byte only: the lowering tabulates the
-  reference's fixed-point function over all 256 inputs (exact).  Quantized SOFTMAX computes in float
-  with an exp table (within ±1).
+- The accelerator runs every operation and type above.  Quantized LOGISTIC / TANH depend on the
+  input byte only: the lowering tabulates the reference's fixed-point function over all 256 stored
+  values; quantized SOFTMAX tabulates the fixed-point exponential of the 256 possible differences and
+  runs the rest of the fixed-point sequence in the kernel; every quantized result is exact.
 """
 from __future__ import annotations
 
@@ -22,13 +27,16 @@ import numpy as np
 
 from .. import fixedpoint as fp
 from .. import quant
-from ..compiler.lowering_helpers import ctype, known, numel, params_ok, scalars_constant, Work
+from ..compiler.lowering_helpers import (QRANGE, axis_split, ctype, fdef, float_io, known, numel, params_ok,
+                                         scalars_constant, Work)
+from ..errors import failure
 from ..fixedpoint import calculate_input_radius
-from ..hal.types import OperandType, OperationType
+from ..hal.types import FLT_MAX, OperandType, OperationType
 from .definition import OpParams, TensorInfo, as_float32, require, require_nonempty, same_quant_as_input
+from .fused_activation import float_activation_range, std_max, std_min
 from .registry import operation
 from .shape_preserving import (SIGNED_UNIT_INTERVAL_QUANT, UNIT_INTERVAL_QUANT, AxisParams, axis_fields, axis_view,
-                               elementwise_shape, fixed_output_quant, float_compute, has_fixed_q8a_quant)
+                               elementwise_shape, fixed_output_quant, float_compute, normalize_axis)
 from .signature import (F16, F32, FLOAT_TYPES, PC8, Q8A, Q8AS, Q8S, RANK_UP_TO_4, STD_TYPES, UNARY, OpContext,
                         OpSignature, Variant, i32)
 
@@ -46,16 +54,16 @@ _SCALED_DIFF_INTEGER_BITS = 5
 
 @dataclass
 class ClampParams(OpParams):
-    """RELU / RELU1 / RELU6: ``out = clamp(x, lo, hi)``.
+    """RELU / RELU1 / RELU6: ``out = std::min(std::max(lo, x), hi)``.
 
-    ``float_min``/``float_max``: real bounds for float types (0/+inf, −1/1, 0/6).
+    ``float_min``/``float_max``: real bounds for float types (0/FLT_MAX, −1/1, 0/6).
     ``quant_min``/``quant_max``: bounds on the raw stored values for quantized types — the real
     bounds quantized with the input's (= output's) scale/zero point and intersected with the type
     range (operands.md §4); (0, 0) for float types.
     """
 
     float_min: float = 0.0
-    float_max: float = float("inf")
+    float_max: float = FLT_MAX
     quant_min: int = 0
     quant_max: int = 0
 
@@ -86,12 +94,43 @@ class SigmoidParams(OpParams):
 
 
 @dataclass
-class SoftmaxParams(AxisParams):
-    """SOFTMAX along ``axis`` (normalised to [0, rank)); the tensor is viewed as
-    [outer_size, axis_size, inner_size].
+class EluParams(OpParams):
+    """ELU: ``out = std::max(0, x) + std::min(0, alpha·(e^x − 1))`` in fp32 (``alpha`` as stored)."""
 
-    Float: ``e^((x−max)·beta) / Σ e^((x−max)·beta)``.
-    Quantized (TFLite fixed point, Q5.26 differences, Q12.19 accumulator), per slice:
+    alpha: float = 1.0
+
+
+@dataclass
+class HardSwishParams(OpParams):
+    """HARD_SWISH.  Float: ``x·std::min(6, std::max(0, x + 3))/6``.
+
+    Quantized (TFLite reference_ops::HardSwish, int16 arithmetic), with v = q − input_zero_point:
+    hires = 128·v; pre = SRDHM16(hires, output_multiplier);
+    r = hires, left-shifted (saturating) by reluish_shift − 1 when reluish_shift > 0;
+    r = SRDHM16(r, reluish_multiplier); then r = SatLeftShift(r, 1) when reluish_shift > 0, or
+    r = RDBPOT(r, −reluish_shift) when reluish_shift < 0; r = (r + 2^15) >> 1;
+    o = RDBPOT(SDHM16(r, pre), −output_shift) + output_zero_point (int16 wrap), clamped to the type.
+    SRDHM16 rounds, SDHM16 truncates (``a·b / 2^15``).  The multipliers are the int16 downscaled
+    QuantizeMultiplier of s_in/128/s_out and of s_in/128/(3/32768).  ``valid`` is False when the
+    output multiplier's exponent is positive (s_out ≤ s_in/128): the execution fails, as AOSP's.
+    """
+
+    input_zero_point: int = 0
+    output_zero_point: int = 0
+    output_multiplier: int = 0
+    output_shift: int = 0
+    reluish_multiplier: int = 0
+    reluish_shift: int = 0
+    valid: bool = True
+
+
+@dataclass
+class SoftmaxParams(AxisParams):
+    """SOFTMAX (or LOG_SOFTMAX, ``log``) along ``axis`` (normalised to [0, rank)); the tensor is viewed
+    as [outer_size, axis_size, inner_size].
+
+    Float: ``e^((x−max)·beta) / Σ e^((x−max)·beta)``; LOG_SOFTMAX: ``(x−max)·beta − log Σ e^((x−max)·beta)``.
+    Quantized SOFTMAX (TFLite fixed point, Q5.26 differences, Q12.19 accumulator), per slice:
     d = q − max(q); entries with d < diff_min contribute 0 and output qmin; else
     r = MBQM_gt1(d, input_multiplier, input_left_shift), e = exp_on_negative_values(r, 5),
     sum = Σ RDBPOT(e, 12); h = clz32(sum); s = one_over_one_plus_x((sum << h) − 2^31);
@@ -100,6 +139,7 @@ class SoftmaxParams(AxisParams):
     """
 
     beta: float = 1.0
+    log: bool = False
     input_multiplier: int = 0
     input_left_shift: int = 0
     diff_min: int = 0
@@ -146,9 +186,12 @@ LOGISTIC_SIGNATURE = OpSignature(STD_TYPES, UNARY, ranks={0: RANK_UP_TO_4}, out_
                                  fixed_quant=UNIT_INTERVAL_QUANT)
 TANH_SIGNATURE = OpSignature({F32: 1, F16: 3, Q8A: 3, Q8AS: 4}, UNARY, ranks={0: RANK_UP_TO_4},
                              out_ranks={0: RANK_UP_TO_4}, fixed_quant=SIGNED_UNIT_INTERVAL_QUANT)
+ELU_SIGNATURE = OpSignature({F32: 4, F16: 4}, (Variant("elu", ("T", "F"), ("T",)),))
+HARD_SWISH_SIGNATURE = OpSignature({F32: 4, F16: 4, Q8A: 4, Q8AS: 4}, UNARY)
 SOFTMAX_SIGNATURE = OpSignature(STD_TYPES, (Variant("softmax", ("T", "F"), ("T",), (((i32,), 3),)),),
                                 ranks={0: RANK_UP_TO_4}, out_ranks={0: RANK_UP_TO_4},
                                 fixed_quant=UNIT_INTERVAL_QUANT, check=_check_softmax)
+LOG_SOFTMAX_SIGNATURE = OpSignature({F32: 3, F16: 3}, (Variant("log_softmax", ("T", "F", i32), ("T",)),))
 FLOOR_SIGNATURE = OpSignature(FLOAT_TYPES, UNARY, ranks={0: RANK_UP_TO_4}, out_ranks={0: RANK_UP_TO_4})
 DEQUANTIZE_SIGNATURE = OpSignature({Q8A: 1, Q8S: 3, PC8: 3, Q8AS: 4}, (Variant("dequantize", ("T",), ("FLT",)),),
                                    ranks={0: RANK_UP_TO_4}, out_ranks={0: RANK_UP_TO_4},
@@ -162,7 +205,7 @@ def _clamp(op_type: OperationType, inputs: list[TensorInfo], outputs: list[Tenso
     inp, out = inputs[0], outputs[0]
     shape = elementwise_shape(inp, name)
     same_quant_as_input(inp, out, name)
-    lo, hi = quant.activation_range_float(code)
+    lo, hi = float_activation_range(code)
     qlo = qhi = 0
     if inp.is_quantized:
         qmin, qmax = inp.qrange
@@ -191,13 +234,28 @@ def _sigmoid(function: str, name: str, inputs: list[TensorInfo], outputs: list[T
     return params
 
 
+def _int16_multiplier(real: float) -> tuple[int, int]:
+    """QuantizeMultiplier, then DownScaleInt32ToInt16Multiplier: (int16 multiplier, exponent)."""
+    m, e = quant.quantize_multiplier(real)
+    return (32767 if m >= (1 << 31) - 1 - (1 << 15) else (m + (1 << 15)) >> 16), e
+
+
+def _any_rank_shape(inp: TensorInfo, op_name: str) -> tuple[int, ...]:
+    """The (fully known) shape of an input of any rank ≥ 1."""
+    dims = tuple(inp.dims())
+    require(len(dims) >= 1, op_name, "input must have rank ≥ 1")
+    return dims
+
+
 # ---- reference kernels -------------------------------------------------------------------------------
 
 def reference_clamp(params: ClampParams, inputs: list[TensorInfo], outputs: list[TensorInfo]) -> list[np.ndarray]:
     x = inputs[0].array()
     if inputs[0].is_quantized:
         return [np.clip(x, params.quant_min, params.quant_max).astype(x.dtype)]
-    return [np.clip(x, params.float_min, params.float_max).astype(x.dtype)]
+    lo, hi = np.float32(params.float_min), np.float32(params.float_max)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return [std_min(std_max(lo, float_compute(x)), hi).astype(np.float32).astype(x.dtype)]
 
 
 def reference_sigmoid(params: SigmoidParams, inputs: list[TensorInfo],
@@ -206,7 +264,8 @@ def reference_sigmoid(params: SigmoidParams, inputs: list[TensorInfo],
     x = inp.array()
     if not inp.is_quantized:
         xf = float_compute(x)
-        r = np.tanh(xf) if params.function == "tanh" else 1.0 / (1.0 + np.exp(-xf))
+        with np.errstate(over="ignore", invalid="ignore"):
+            r = np.tanh(xf) if params.function == "tanh" else np.float32(1) / (np.float32(1) + np.exp(-xf))
         return [r.astype(x.dtype)]
     qmin, qmax = out.qrange
     c = x.astype(np.int64) - params.input_zero_point
@@ -221,20 +280,83 @@ def reference_sigmoid(params: SigmoidParams, inputs: list[TensorInfo],
     return [r.astype(out.dtype)]
 
 
-def _softmax_float(x: np.ndarray, beta: float) -> np.ndarray:
-    """Float softmax over axis 1 of an [outer, axis, inner] view."""
-    e = np.exp((x - x.max(axis=1, keepdims=True)) * np.float32(beta))
+def reference_elu(params: EluParams, inputs: list[TensorInfo], outputs: list[TensorInfo]) -> list[np.ndarray]:
+    x = inputs[0].array()
+    xf = float_compute(x)
+    zero = np.float32(0)
+    with np.errstate(over="ignore", invalid="ignore"):
+        r = std_max(zero, xf) + std_min(zero, np.float32(params.alpha) * (np.exp(xf) - np.float32(1)))
+    return [r.astype(np.float32).astype(x.dtype)]
+
+
+def _doubling_high_mul16(a, b, rounding: bool):
+    """int16 ``a·b / 2^15``, saturating: gemmlowp SaturatingRoundingDoublingHighMul (``rounding``, the
+    product nudged by ±2^14) or TFLite SaturatingDoublingHighMul (truncating)."""
+    a, b = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
+    p = a * b
+    if rounding:
+        p = p + np.where(p >= 0, 1 << 14, 1 - (1 << 14))
+    r = np.where(p >= 0, p >> 15, -((-p) >> 15))  # C division truncates
+    return np.where((a == -32768) & (b == -32768), 32767, r)
+
+
+def _sat_left_shift16(x, amount: int):
+    return np.clip(np.asarray(x, dtype=np.int64) << amount, -32768, 32767)
+
+
+def hard_swish_quantized(q, p: HardSwishParams, qmin: int, qmax: int) -> np.ndarray:
+    """TFLite's quantized HardSwish of stored values ``q`` (see :class:`HardSwishParams`)."""
+    hires = (np.asarray(q, dtype=np.int64) - p.input_zero_point) * 128
+    pre = _doubling_high_mul16(hires, p.output_multiplier, True)
+    r = hires
+    if p.reluish_shift > 0:
+        r = _sat_left_shift16(r, p.reluish_shift - 1)
+    r = _doubling_high_mul16(r, p.reluish_multiplier, True)
+    if p.reluish_shift > 0:
+        r = _sat_left_shift16(r, 1)
+    elif p.reluish_shift < 0:
+        r = quant.rounding_divide_by_pot(r, -p.reluish_shift)
+    r = (r + (1 << 15)) >> 1
+    o = quant.rounding_divide_by_pot(_doubling_high_mul16(r, pre, False), -p.output_shift) + p.output_zero_point
+    o = ((o + 32768) & 0xFFFF) - 32768  # the int16 sum wraps
+    return np.clip(o, qmin, qmax)
+
+
+def reference_hard_swish(params: HardSwishParams, inputs: list[TensorInfo],
+                         outputs: list[TensorInfo]) -> list[np.ndarray]:
+    inp, out = inputs[0], outputs[0]
+    x = inp.array()
+    if inp.is_quantized:
+        if x.size and not params.valid:
+            raise failure("HARD_SWISH: output scale too small for the fixed-point kernel (s_out ≤ s_in/128)")
+        return [hard_swish_quantized(x, params, *out.qrange).astype(out.dtype)]
+    xf = float_compute(x)
+    with np.errstate(over="ignore", invalid="ignore"):
+        r = xf * std_min(np.float32(6), std_max(np.float32(0), xf + np.float32(3))) / np.float32(6)
+    return [r.astype(np.float32).astype(out.dtype)]
+
+
+def _softmax_float(x: np.ndarray, beta: float, log: bool) -> np.ndarray:
+    """Float softmax (or log-softmax) over axis 1 of an [outer, axis, inner] view."""
+    d = (x - x.max(axis=1, keepdims=True)) * np.float32(beta)
+    if log:
+        return d - np.log(np.exp(d.astype(np.float64)).sum(axis=1, keepdims=True)).astype(np.float32)
+    e = np.exp(d)
     return e / e.sum(axis=1, keepdims=True)
+
+
+def softmax_exp(diff: np.ndarray, params: SoftmaxParams) -> tuple[np.ndarray, np.ndarray]:
+    """(valid, e): which differences q − max(q) take part, and their Q0.31 exponentials."""
+    valid = diff >= params.diff_min
+    rescaled = quant.multiply_by_quantized_multiplier_greater_than_one(
+        np.where(valid, diff, 0), params.input_multiplier, params.input_left_shift)
+    return valid, fp.exp_on_negative_values(rescaled, _SCALED_DIFF_INTEGER_BITS)
 
 
 def _softmax_quant(q: np.ndarray, params: SoftmaxParams, qmin: int, qmax: int) -> np.ndarray:
     """TFLite fixed-point softmax over axis 1 of an [outer, axis, inner] view of raw values."""
     x = q.astype(np.int64)
-    diff = x - x.max(axis=1, keepdims=True)
-    valid = diff >= params.diff_min
-    rescaled = quant.multiply_by_quantized_multiplier_greater_than_one(
-        np.where(valid, diff, 0), params.input_multiplier, params.input_left_shift)
-    exp_q0 = fp.exp_on_negative_values(rescaled, 5)                       # Q0.31
+    valid, exp_q0 = softmax_exp(x - x.max(axis=1, keepdims=True), params)
     sum_of_exps = fp.wrap32(np.where(valid, quant.rounding_divide_by_pot(exp_q0, 12), 0).sum(axis=1, keepdims=True))
     headroom_plus_one = fp.count_leading_zeros32(sum_of_exps)
     num_bits_over_unit = 12 - headroom_plus_one
@@ -255,7 +377,8 @@ def reference_softmax(params: SoftmaxParams, inputs: list[TensorInfo],
     if inp.is_quantized:
         r = _softmax_quant(view, params, *out.qrange)
     else:
-        r = _softmax_float(float_compute(view), params.beta)
+        with np.errstate(over="ignore", invalid="ignore"):
+            r = _softmax_float(float_compute(view), params.beta, params.log)
     return [r.reshape(x.shape).astype(out.dtype)]
 
 
@@ -280,62 +403,74 @@ def reference_dequantize(params: DequantizeParams, inputs: list[TensorInfo],
 
 # ---- lowerings ---------------------------------------------------------------------------------------
 
-#: the fixed output quantization of the operations that have one
-_FIXED_OUTPUT_QUANT = {OperationType.LOGISTIC: UNIT_INTERVAL_QUANT, OperationType.TANH: SIGNED_UNIT_INTERVAL_QUANT,
-                       OperationType.SOFTMAX: UNIT_INTERVAL_QUANT}
+#: the OP literal of activation.cl
+_OP_FLOAT_CLAMP, _OP_FLOOR, _OP_LOGISTIC, _OP_TANH, _OP_DEQUANTIZE, _OP_QUANT_CLAMP, _OP_TABLE, _OP_ELU, \
+    _OP_HARD_SWISH, _OP_HARD_SWISH_QUANT, _OP_DEQUANTIZE_CHANNEL = range(11)
 
 
 def supports_unary(ctx: LoweringContext) -> bool:
-    if not params_ok(ctx):
+    """Every type of these operations, shapes known and scalar arguments constant."""
+    if not params_ok(ctx) or not scalars_constant(ctx, range(1, len(ctx.node.inputs))):
         return False
     x, out = ctx.inputs[0], ctx.outputs[0]
-    if not known(x, out) or len(x.shape) > 4:
+    if not known(x, out):
         return False
-    op = ctx.node.type
-    if op == OperationType.FLOOR:
-        return x.type == F32 and out.type == F32
-    if op == OperationType.DEQUANTIZE:
-        return x.type == Q8A and out.type == F32
-    if x.type != out.type or x.type not in (F32, Q8A):
+    if ctx.node.type == OperationType.DEQUANTIZE:
+        return x.type in (Q8A, Q8AS, Q8S, PC8) and out.type in _FLOAT_TYPES
+    if ctx.node.type == OperationType.HARD_SWISH and x.is_quantized and not ctx.params.valid:
         return False
-    if x.type == Q8A and op in _FIXED_OUTPUT_QUANT:
-        return has_fixed_q8a_quant(out, _FIXED_OUTPUT_QUANT[op])
-    return True
+    return x.type == out.type and x.type in (F32, F16, Q8A, Q8AS)
 
 
-def _sigmoid_table(ctx: LoweringContext) -> np.ndarray:
-    """The quantized LOGISTIC/TANH output for every stored input value 0..255 (the reference's)."""
+def _byte_table(ctx: LoweringContext, reference) -> np.ndarray:
+    """The quantized output of ``reference`` for every stored input value qmin..qmax (the reference's)."""
     x, out = ctx.inputs[0], ctx.outputs[0]
-    inp = dataclasses.replace(x, shape=(256,), value=np.arange(256, dtype=np.uint8), known_shape=True)
+    qmin, qmax = QRANGE[x.type]
+    values = np.arange(qmin, qmax + 1).astype(x.dtype)
+    inp = dataclasses.replace(x, shape=(256,), value=values, known_shape=True)
     o = dataclasses.replace(out, shape=(256,), value=None, known_shape=True)
-    return np.asarray(reference_sigmoid(ctx.params, [inp], [o])[0]).reshape(256).astype(np.uint8)
+    return np.asarray(reference(ctx.params, [inp], [o])[0]).reshape(256).astype(out.dtype)
 
 
 def lower_unary(ctx: LoweringContext) -> None:
     x, out = ctx.inputs[0], ctx.outputs[0]
-    op = ctx.node.type
+    op, p = ctx.node.type, ctx.params
     count = numel(x.shape)
     if count == 0:
         return
-    d = {"T_IN": ctype(x), "T_OUT": ctype(out), "COUNT": count, "FMIN": 0.0, "FMAX": 0.0, "ZP": 0,
-         "SCALE": 0.0, "QMIN": 0, "QMAX": 0}
+    io = x if x.type in _FLOAT_TYPES else out
+    d = {"T_IN": ctype(x), "T_OUT": ctype(out), "COUNT": count, **float_io(io), "FMIN": 0.0, "FMAX": 0.0,
+         "ALPHA": 0.0, "ZP": 0, "ZO": 0, "SCALE": 0.0, "QMIN": 0, "QMAX": 0, "M_OUT": 0, "S_OUT": 0,
+         "M_RELU": 0, "S_RELU": 0, "INNER": 1, "CHANNELS": 1}
+    if x.is_quantized:
+        d["QMIN"], d["QMAX"] = QRANGE.get(out.type if out.is_quantized else x.type, (0, 0))
     inputs = [ctx.input(0)]
-    if op in RELU_FUSE_CODES and x.type == F32:
-        d["OP"] = 0
-        d["FMIN"], d["FMAX"] = quant.activation_range_float(RELU_FUSE_CODES[op])
+    if op in RELU_FUSE_CODES and not x.is_quantized:
+        d["OP"] = _OP_FLOAT_CLAMP
+        d["FMIN"], d["FMAX"] = fdef(p.float_min), fdef(p.float_max)
     elif op in RELU_FUSE_CODES:
-        d["OP"] = 5
-        d["QMIN"], d["QMAX"] = quant.activation_range_quantized(RELU_FUSE_CODES[op], x.scale, x.zero_point, 0, 255)
+        d["OP"] = _OP_QUANT_CLAMP
+        d["QMIN"], d["QMAX"] = p.quant_min, p.quant_max
     elif op == OperationType.FLOOR:
-        d["OP"] = 1
+        d["OP"] = _OP_FLOOR
+    elif op == OperationType.ELU:
+        d["OP"], d["ALPHA"] = _OP_ELU, fdef(p.alpha)
+    elif op == OperationType.HARD_SWISH and not x.is_quantized:
+        d["OP"] = _OP_HARD_SWISH
+    elif op == OperationType.HARD_SWISH:
+        d.update(OP=_OP_HARD_SWISH_QUANT, ZP=p.input_zero_point, ZO=p.output_zero_point, M_OUT=p.output_multiplier,
+                 S_OUT=-p.output_shift, M_RELU=p.reluish_multiplier, S_RELU=p.reluish_shift)
+    elif op == OperationType.DEQUANTIZE and p.channel_dim >= 0:
+        d["OP"] = _OP_DEQUANTIZE_CHANNEL
+        _, d["CHANNELS"], d["INNER"] = axis_split(x.shape, p.channel_dim)
+        inputs.append(ctx.constant(np.asarray(p.channel_scales, dtype=np.float32)))
     elif op == OperationType.DEQUANTIZE:
-        d["OP"] = 4
-        d["ZP"], d["SCALE"] = x.zero_point, as_float32(x.scale)
-    elif x.type == F32:
-        d["OP"] = 2 if op == OperationType.LOGISTIC else 3
+        d["OP"], d["ZP"], d["SCALE"] = _OP_DEQUANTIZE, p.zero_point, fdef(p.scale)
+    elif not x.is_quantized:
+        d["OP"] = _OP_LOGISTIC if op == OperationType.LOGISTIC else _OP_TANH
     else:
-        d["OP"] = 6
-        inputs.append(ctx.constant(_sigmoid_table(ctx)))
+        d["OP"] = _OP_TABLE
+        inputs.append(ctx.constant(_byte_table(ctx, reference_sigmoid)))
     ctx.emit("activation.cl", d, inputs, [ctx.output(0)], (count,), Work.ELEMENTS)
 
 
@@ -343,26 +478,22 @@ def supports_softmax(ctx: LoweringContext) -> bool:
     if not params_ok(ctx) or not scalars_constant(ctx, [1, 2]):
         return False
     x, out = ctx.inputs[0], ctx.outputs[0]
-    if not known(x, out) or not 1 <= len(x.shape) <= 4 or x.type != out.type or x.type not in (F32, Q8A):
-        return False
-    if x.type == Q8A:
-        return has_fixed_q8a_quant(out, UNIT_INTERVAL_QUANT)
-    return True
+    return known(x, out) and x.type == out.type and x.type in (F32, F16, Q8A, Q8AS)
 
 
 def lower_softmax(ctx: LoweringContext) -> None:
     p = ctx.params
     x, out = ctx.inputs[0], ctx.outputs[0]
-    beta = float(p.beta)
     outer, size, inner = p.outer_size, p.axis_size, p.inner_size
     if outer * size * inner == 0:
         return
-    d = {"T": ctype(x), "OUTER": outer, "AXIS": size, "INNER": inner, "BETA": beta,
-         "QUANT": int(x.type == Q8A), "ZO": out.zero_point, "QMIN": 0, "QMAX": 255}
+    d = {"T": ctype(x), **float_io(x), "OUTER": outer, "AXIS": size, "INNER": inner, "BETA": fdef(p.beta),
+         "LOG": int(p.log), "QUANT": int(x.is_quantized), "ZO": p.output_zero_point, "QMIN": 0, "QMAX": 0}
     inputs = [ctx.input(0)]
-    if x.type == Q8A:
-        diffs = np.arange(-255, 1, dtype=np.float64)
-        inputs.append(ctx.constant(np.exp(diffs * as_float32(x.scale) * beta).astype(np.float32)))
+    if x.is_quantized:
+        d["QMIN"], d["QMAX"] = QRANGE[out.type]
+        valid, e = softmax_exp(np.arange(-255, 1, dtype=np.int64), p)
+        inputs.append(ctx.constant(np.where(valid, e, -1).astype(np.int32)))
     ctx.emit("activation_softmax.cl", d, inputs, [ctx.output(0)], (outer * inner,), Work.ROWS)
 
 
@@ -398,6 +529,29 @@ def tanh(inputs: list[TensorInfo], outputs: list[TensorInfo]) -> SigmoidParams:
     return _sigmoid("tanh", "TANH", inputs, outputs)
 
 
+@operation(OperationType.ELU, signature=ELU_SIGNATURE, reference=reference_elu, lower=lower_unary,
+           supports=supports_unary)
+def elu(inputs: list[TensorInfo], outputs: list[TensorInfo]) -> EluParams:
+    shape = _any_rank_shape(inputs[0], "ELU")
+    return EluParams(output_shapes=[shape], alpha=as_float32(inputs[1].scalar()))
+
+
+@operation(OperationType.HARD_SWISH, signature=HARD_SWISH_SIGNATURE, reference=reference_hard_swish,
+           lower=lower_unary, supports=supports_unary)
+def hard_swish(inputs: list[TensorInfo], outputs: list[TensorInfo]) -> HardSwishParams:
+    inp, out = inputs[0], outputs[0]
+    params = HardSwishParams(output_shapes=[_any_rank_shape(inp, "HARD_SWISH")])
+    if inp.is_quantized:
+        require(out.scale > 0, "HARD_SWISH", f"output scale must be > 0, got {out.scale}")
+        hires = np.float32(1.0 / 128.0) * np.float32(inp.scale)
+        params.input_zero_point, params.output_zero_point = inp.zero_point, out.zero_point
+        params.output_multiplier, params.output_shift = _int16_multiplier(float(hires / np.float32(out.scale)))
+        params.reluish_multiplier, params.reluish_shift = _int16_multiplier(
+            float(hires / (np.float32(3.0) / np.float32(32768.0))))
+        params.valid = params.output_shift <= 0
+    return params
+
+
 @operation(OperationType.SOFTMAX, signature=SOFTMAX_SIGNATURE, reference=reference_softmax, lower=lower_softmax,
            supports=supports_softmax)
 def softmax(inputs: list[TensorInfo], outputs: list[TensorInfo]) -> SoftmaxParams:
@@ -415,6 +569,17 @@ def softmax(inputs: list[TensorInfo], outputs: list[TensorInfo]) -> SoftmaxParam
         params.input_left_shift = shift
         params.diff_min = -calculate_input_radius(_SCALED_DIFF_INTEGER_BITS, shift)
     return params
+
+
+@operation(OperationType.LOG_SOFTMAX, signature=LOG_SOFTMAX_SIGNATURE, reference=reference_softmax,
+           lower=lower_softmax, supports=supports_softmax)
+def log_softmax(inputs: list[TensorInfo], outputs: list[TensorInfo]) -> SoftmaxParams:
+    shape = _any_rank_shape(inputs[0], "LOG_SOFTMAX")
+    require_nonempty(shape, "LOG_SOFTMAX")
+    axis = normalize_axis(inputs[2].scalar(), len(shape), "LOG_SOFTMAX")
+    outer, size, inner = axis_split(shape, axis)
+    return SoftmaxParams(output_shapes=[shape], axis=axis, outer_size=outer, axis_size=size, inner_size=inner,
+                         beta=as_float32(inputs[1].scalar()), log=True)
 
 
 @operation(OperationType.FLOOR, signature=FLOOR_SIGNATURE, reference=reference_floor, lower=lower_unary,

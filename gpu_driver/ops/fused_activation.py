@@ -8,7 +8,12 @@ Shared by the convolutions, the fully-connected layer and the pools:
   a quantized output (operands.md §8.5), one (multiplier, shift) pair per output channel.
 - :func:`requantization_feature_level`: the signature rule that a Q8A output scale not above
   s_in·s_filter needs feature level 3.
-- reference helpers: :func:`finish_float`, :func:`requantize`, :func:`centred`.
+- reference helpers: :func:`finish_float`, :func:`requantize`, :func:`centred`, and the C++
+  :func:`std_max` / :func:`std_min` whose NaN behaviour AOSP's float kernels have.
+
+Float clamps follow AOSP (TFLite ``ActivationFunctionWithMinMax``): ``std::min(std::max(x, lo), hi)``
+with the bounds within [−FLT_MAX, FLT_MAX], applied for every fuse code (NONE too): a NaN goes
+through and an infinite result becomes ±FLT_MAX.
 """
 from __future__ import annotations
 
@@ -18,7 +23,7 @@ import numpy as np
 
 from .. import quant
 from ..hal.model import Operand
-from ..hal.types import OperandType
+from ..hal.types import FLT_MAX, OperandType
 from .definition import OpParams, TensorInfo, as_float32, fuse_code, require
 from .signature import PC8, Q8A, OpContext
 
@@ -28,14 +33,15 @@ class ActivationParams(OpParams):
     """Fused activation (operands.md §4), resolved for the output operand.
 
     ``activation``: FuseCode 0 NONE, 1 RELU, 2 RELU1, 3 RELU6.
-    ``float_min``/``float_max``: clamp bounds for float outputs (±inf when unbounded).
+    ``float_min``/``float_max``: clamp bounds for float outputs, within ±FLT_MAX (TFLite's
+    CalculateActivationRangeFloat: NONE is [−FLT_MAX, FLT_MAX]).
     ``act_min``/``act_max``: integer clamp bounds for quantized outputs, in stored units (already
     including the output zero point and the type's range); (0, 0) for float outputs.
     """
 
     activation: int = 0
-    float_min: float = -float("inf")
-    float_max: float = float("inf")
+    float_min: float = -FLT_MAX
+    float_max: float = FLT_MAX
     act_min: int = 0
     act_max: int = 0
 
@@ -69,10 +75,16 @@ def requantization_feature_level(ctx: OpContext, t: OperandType, filt: Operand) 
     return 1
 
 
+def float_activation_range(code: int) -> tuple[float, float]:
+    """The float clamp bounds of a fuse code within ±FLT_MAX (TFLite's CalculateActivationRangeFloat)."""
+    lo, hi = quant.activation_range_float(code)
+    return max(lo, -FLT_MAX), min(hi, FLT_MAX)
+
+
 def activation_fields(code_info: TensorInfo, out: TensorInfo, op_name: str) -> dict:
     """The ActivationParams fields for fuse-code input ``code_info`` and output ``out``."""
     code = fuse_code(code_info, op_name)
-    lo, hi = quant.activation_range_float(code)
+    lo, hi = float_activation_range(code)
     fields = dict(activation=code, float_min=lo, float_max=hi, act_min=0, act_max=0)
     if out.is_quantized:
         qmin, qmax = out.qrange
@@ -118,11 +130,26 @@ def requantization(inp: TensorInfo, weights: TensorInfo, bias: TensorInfo, out: 
 
 # ---- reference helpers ------------------------------------------------------------------------------
 
+def std_max(a, b):
+    """C++ ``std::max(a, b)`` = ``a < b ? b : a``: with a NaN operand, ``a``."""
+    return np.where(a < b, b, a)
+
+
+def std_min(a, b):
+    """C++ ``std::min(a, b)`` = ``b < a ? b : a``: with a NaN operand, ``a``."""
+    return np.where(b < a, b, a)
+
+
+def clamp_float(x: np.ndarray, lo: float, hi: float) -> np.ndarray:
+    """``std::min(std::max(x, lo), hi)``: a NaN goes through."""
+    return std_min(std_max(x, lo), hi)
+
+
 def finish_float(acc: np.ndarray, p: ActivationParams, dtype: np.dtype) -> np.ndarray:
-    """Apply the float activation, round to fp32 (then to the output type, e.g. fp16)."""
-    if p.activation:
-        acc = np.clip(acc, p.float_min, p.float_max)
-    return acc.astype(np.float32).astype(dtype)
+    """Apply the float activation clamp (every fuse code, see the module docstring), round to fp32
+    (then to the output type, e.g. fp16)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return clamp_float(acc, p.float_min, p.float_max).astype(np.float32).astype(dtype)
 
 
 def requantize(acc: np.ndarray, q: Requantization, p: ActivationParams, dtype: np.dtype) -> np.ndarray:

@@ -1,10 +1,11 @@
 """L2_NORMALIZATION and LOCAL_RESPONSE_NORMALIZATION along one axis (default the last).
 
 - L2_NORMALIZATION: float ``x / max(√Σx², epsilon)``; quantized types follow the exact TFLite integer
-  path and have a fixed output quantization (scale 1/128).  The accelerator kernel runs float32
-  (exact) and quant8_asymm (within ±1).
+  path and have a fixed output quantization (scale 1/128).  The accelerator kernel runs every type;
+  its quantized path is the reference's integer sequence (exact).
 - LOCAL_RESPONSE_NORMALIZATION: float types only; the window is clipped to the axis and alpha is
-  not divided by the window size.  The accelerator kernel runs float32.
+  not divided by the window size.  The accelerator kernel runs float32 and float16.
+- Float16 tensors are computed in fp32 and rounded.
 - Both accept rank 1..4; a rank other than 4 needs feature level 3.
 """
 from __future__ import annotations
@@ -16,12 +17,12 @@ import numpy as np
 
 from .. import fixedpoint as fp
 from .. import quant
-from ..compiler.lowering_helpers import ctype, known, params_ok, trailing_scalars_constant, Work
+from ..compiler.lowering_helpers import QRANGE, ctype, fdef, float_io, known, params_ok, trailing_scalars_constant, Work
 from ..hal.types import OperandType, OperationType
 from .definition import TensorInfo, as_float32, require
 from .registry import operation
 from .shape_preserving import (SIGNED_UNIT_INTERVAL_QUANT, AxisParams, axis_fields, axis_view, fixed_output_quant,
-                               float_compute, has_fixed_q8a_quant)
+                               float_compute)
 from .signature import F16, F32, FLOAT_TYPES, Q8A, Q8AS, RANK_UP_TO_4, OpContext, OpSignature, Variant, i32
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only
@@ -119,9 +120,7 @@ def supports_l2_normalization(ctx: LoweringContext) -> bool:
     if not params_ok(ctx) or not trailing_scalars_constant(ctx, 1):
         return False
     x, out = ctx.inputs[0], ctx.outputs[0]
-    if not known(x, out) or len(x.shape) > 4 or x.type != out.type or x.type not in (F32, Q8A):
-        return False
-    return x.type == F32 or has_fixed_q8a_quant(out, SIGNED_UNIT_INTERVAL_QUANT)
+    return known(x, out) and x.type == out.type and x.type in (F32, F16, Q8A, Q8AS)
 
 
 def lower_l2_normalization(ctx: LoweringContext) -> None:
@@ -130,9 +129,11 @@ def lower_l2_normalization(ctx: LoweringContext) -> None:
     rows = p.outer_size * p.inner_size
     if rows * p.axis_size == 0:
         return
-    d = {"T": ctype(x), "QUANT": int(x.type == Q8A), "OUTER": p.outer_size, "AXIS": p.axis_size,
-         "INNER": p.inner_size, "EPS": float(p.epsilon), "ZX": p.input_zero_point, "ZO": p.output_zero_point,
-         "QMIN": 0, "QMAX": 255}
+    d = {"T": ctype(x), **float_io(x), "QUANT": int(x.is_quantized), "OUTER": p.outer_size, "AXIS": p.axis_size,
+         "INNER": p.inner_size, "EPS": fdef(p.epsilon), "ZX": p.input_zero_point, "ZO": p.output_zero_point,
+         "QMIN": 0, "QMAX": 0}
+    if x.is_quantized:
+        d["QMIN"], d["QMAX"] = QRANGE[x.type]
     ctx.emit("normalization_l2.cl", d, [ctx.input(0)], [ctx.output(0)], (rows,), Work.ROWS)
 
 
@@ -140,7 +141,7 @@ def supports_local_response_normalization(ctx: LoweringContext) -> bool:
     if not params_ok(ctx) or not trailing_scalars_constant(ctx, 1):
         return False
     x, out = ctx.inputs[0], ctx.outputs[0]
-    return known(x, out) and len(x.shape) <= 4 and x.type == F32 and out.type == F32
+    return known(x, out) and x.type == out.type and x.type in (F32, F16)
 
 
 def lower_local_response_normalization(ctx: LoweringContext) -> None:
@@ -148,8 +149,9 @@ def lower_local_response_normalization(ctx: LoweringContext) -> None:
     count = p.outer_size * p.axis_size * p.inner_size
     if count == 0:
         return
-    d = {"COUNT": count, "AXIS": p.axis_size, "INNER": p.inner_size, "RADIUS": min(p.radius, p.axis_size),
-         "BIAS": float(p.bias), "ALPHA": float(p.alpha), "BETA": float(p.beta)}
+    d = {"COUNT": count, "T": ctype(ctx.inputs[0]), **float_io(ctx.inputs[0]), "AXIS": p.axis_size,
+         "INNER": p.inner_size, "RADIUS": min(p.radius, p.axis_size), "BIAS": fdef(p.bias), "ALPHA": fdef(p.alpha),
+         "BETA": fdef(p.beta)}
     ctx.emit("normalization_lrn.cl", d, [ctx.input(0)], [ctx.output(0)], (count,), Work.ELEMENTS)
 
 

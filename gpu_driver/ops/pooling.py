@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..compiler.lowering_helpers import act_defines, ctype, known, params_ok, trailing_scalars_constant
-from ..hal.types import OperationType
+from ..hal.types import FLT_MAX, OperationType
 from .definition import TensorInfo, require, same_quant_as_input
-from .fused_activation import activation_fields, finish_float
+from .fused_activation import activation_fields, finish_float, std_max
 from .layout import from_nhwc, nhwc_dims, to_nhwc
 from .registry import operation
 from .signature import F32, FLOAT_TYPES, LAYOUT, Q8A, RANK4, STD_TYPES, OpSignature, Variant, i32
@@ -34,7 +34,8 @@ class Pool2DParams(Window2DParams):
 
     - AVERAGE: mean over the in-bounds cells (count = in-bounds cells of that window);
       quantized: integer sum of stored values s over n cells, (s + n//2)//n rounded half away.
-    - MAX: max over the in-bounds cells.
+    - MAX: max over the in-bounds cells; float: AOSP's ``acc = std::max(acc, x)`` from −FLT_MAX, so
+      NaN and −inf cells never win (a window of only NaN gives −FLT_MAX).
     - L2: sqrt(Σx² / count) (float only).
 
     ``kind`` is "average", "max" or "l2".  Quantized clamp bounds (act_min/act_max) are in the
@@ -132,9 +133,9 @@ def reference_max_pool_2d(p: Pool2DParams, inputs: list[TensorInfo], outputs: li
     def body(x, quantized):
         low = np.iinfo(np.int64).min if quantized else -np.inf  # padding never wins
         xp = pad_spatial(x, p, low)
-        acc = np.full((p.batch, p.out_h, p.out_w, p.in_c), low, dtype=x.dtype)
+        acc = np.full((p.batch, p.out_h, p.out_w, p.in_c), low if quantized else -FLT_MAX, dtype=x.dtype)
         for _, _, view in window_taps(xp, p):
-            np.maximum(acc, view, out=acc)
+            acc = std_max(acc, view)
         return acc
 
     return _run(p, inputs, outputs, body)

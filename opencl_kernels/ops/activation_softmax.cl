@@ -1,34 +1,75 @@
-/* SOFTMAX along one axis: the tensor is [OUTER, AXIS, INNER]; one work item per (outer, inner) row.
- * float: out = exp((x - max)·BETA) / Σ exp((x - max)·BETA).
- * QUANT: the differences q - max(q) ∈ [-255, 0] index a table of exp(d·s_in·β) (float, made at
- * lowering); out = clamp(ZO + round(e / Σe · 256), QMIN, QMAX) (fixed output scale 1/256). */
+/* SOFTMAX / LOG_SOFTMAX along one axis: the tensor is [OUTER, AXIS, INNER]; one work item per
+ * (outer, inner) row (gpu_driver/ops/activation.py SoftmaxParams).
+ * float (${LOAD} / ${STORE}: float or half storage), m = max over the row, d = (x - m)·BETA:
+ *   LOG 0: out = exp(d) / Σ exp(d);   LOG 1: out = d - log(Σ exp(d)).
+ * QUANT (exact TFLite fixed point): table[q - max(q) + 255] holds the Q0.31 exponential of each
+ * difference (-1: below diff_min, takes no part and outputs QMIN);
+ * sum = Σ RDBPOT(e, 12) (int32, wrapping); h = clz(sum); s = 1/(1 + x) of (sum << h) - 2^31;
+ * out = clamp(RDBPOT(SRDHM(s, e), 35 - h) + ZO, QMIN, QMAX) (fixed output scale 1/256). */
+#ifndef GD_HELPERS_SOFTMAX
+#define GD_HELPERS_SOFTMAX
+/* gemmlowp SaturatingRoundingMultiplyByPOT<e> for e > 0 */
+DEVICE_FN int gd_sm_mul_pot(int x, int e) {
+    const int threshold = (int)(((int64)1 << (31 - e)) - 1);
+    if (x > threshold) return INT_MAX;
+    if (x < -threshold) return INT_MIN;
+    return (int)((uint)x << e);
+}
+DEVICE_FN int gd_sm_wrap_add(int a, int b) { return (int)((uint)a + (uint)b); }
+DEVICE_FN int gd_sm_wrap_sub(int a, int b) { return (int)((uint)a - (uint)b); }
+/* gemmlowp one_over_one_plus_x_for_x_in_0_1 (Q0.31 in and out): Newton-Raphson on the half denominator */
+DEVICE_FN int gd_sm_one_over_one_plus_x(int a) {
+    const int64 s = (int64)a + (int64)INT_MAX;
+    const int half_denominator = (int)((s + (s >= 0 ? 1 : -1)) / 2);
+    int x = gd_sm_wrap_add(1515870810, SRDHM(half_denominator, -1010580540));
+    for (int k = 0; k < 3; ++k) {
+        const int one_minus_dx = gd_sm_wrap_sub(1 << 29, SRDHM(half_denominator, x));
+        x = gd_sm_wrap_add(x, gd_sm_mul_pot(SRDHM(x, one_minus_dx), 2));
+    }
+    return gd_sm_mul_pot(x, 1);
+}
+DEVICE_FN int gd_sm_clz(int x) {
+    int n = 0;
+    for (uint v = (uint)x; n < 32 && !(v & 0x80000000u); v <<= 1) ++n;
+    return n;
+}
+#endif
+
 KERNEL void ${KERNEL_NAME}(GLOBAL const ${T}* RESTRICT in,
 #if ${QUANT}
-                           GLOBAL const float* RESTRICT table,
+                           GLOBAL const int* RESTRICT table,
 #endif
                            GLOBAL ${T}* RESTRICT out) {
     const int r = GLOBAL_ID(0);
     if (r >= ${OUTER} * ${INNER}) return;
     const int base = (r / ${INNER}) * ${AXIS} * ${INNER} + (r % ${INNER});
 #if ${QUANT}
-    int m = 0;
-    for (int k = 0; k < ${AXIS}; ++k) m = max(m, (int)in[base + k * ${INNER}]);
-    float sum = 0.0f;
-    for (int k = 0; k < ${AXIS}; ++k) sum += table[(int)in[base + k * ${INNER}] - m + 255];
-    const float inv = 256.0f / sum;
+    int m = (int)in[base];
+    for (int k = 1; k < ${AXIS}; ++k) m = max(m, (int)in[base + k * ${INNER}]);
+    uint sum = 0;
     for (int k = 0; k < ${AXIS}; ++k) {
-        const float p = table[(int)in[base + k * ${INNER}] - m + 255] * inv;
-        out[base + k * ${INNER}] = (${T})clamp((int)ROUND(p) + ${ZO}, ${QMIN}, ${QMAX});
+        const int e = table[(int)in[base + k * ${INNER}] - m + 255];
+        if (e >= 0) sum += (uint)RDBPOT(e, 12);
+    }
+    const int h = gd_sm_clz((int)sum);
+    const int scale = gd_sm_one_over_one_plus_x((int)((sum << h) - 0x80000000u));
+    for (int k = 0; k < ${AXIS}; ++k) {
+        const int e = table[(int)in[base + k * ${INNER}] - m + 255];
+        const int q = e >= 0 ? clamp(RDBPOT(SRDHM(scale, e), 35 - h) + (${ZO}), ${QMIN}, ${QMAX}) : ${QMIN};
+        out[base + k * ${INNER}] = (${T})q;
     }
 #else
-    float m = -INFINITY;
-    for (int k = 0; k < ${AXIS}; ++k) m = fmax(m, in[base + k * ${INNER}]);
+    float m = ${LOAD}(in, base);
+    for (int k = 1; k < ${AXIS}; ++k) m = fmax(m, ${LOAD}(in, base + k * ${INNER}));
     float sum = 0.0f;
-    for (int k = 0; k < ${AXIS}; ++k) {
-        const float e = exp((in[base + k * ${INNER}] - m) * ${BETA});
-        out[base + k * ${INNER}] = e;
-        sum += e;
-    }
-    for (int k = 0; k < ${AXIS}; ++k) out[base + k * ${INNER}] = out[base + k * ${INNER}] / sum;
+    for (int k = 0; k < ${AXIS}; ++k) sum += exp((${LOAD}(in, base + k * ${INNER}) - m) * ${BETA});
+#if ${LOG}
+    const float log_sum = log(sum);
+    for (int k = 0; k < ${AXIS}; ++k)
+        ${STORE}(out, base + k * ${INNER}, (${LOAD}(in, base + k * ${INNER}) - m) * ${BETA} - log_sum);
+#else
+    for (int k = 0; k < ${AXIS}; ++k)
+        ${STORE}(out, base + k * ${INNER}, exp((${LOAD}(in, base + k * ${INNER}) - m) * ${BETA}) / sum);
+#endif
 #endif
 }

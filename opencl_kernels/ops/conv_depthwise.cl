@@ -59,8 +59,8 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const ${T}* RESTRICT in, GLOBAL const ${ACC_T}
 #else
         float v = acc[p];
 #if ${HAS_ACT}
-        v = v > ${ACT_FMIN} ? v : ${ACT_FMIN};   /* = fmin(fmax(v, lo), hi), NaN -> lo */
-        v = v < ${ACT_FMAX} ? v : ${ACT_FMAX};
+        v = v < ${ACT_FMIN} ? ${ACT_FMIN} : v;   /* std::min(std::max(v, lo), hi): a NaN goes through */
+        v = ${ACT_FMAX} < v ? ${ACT_FMAX} : v;
 #endif
         out[o] = v;
 #endif

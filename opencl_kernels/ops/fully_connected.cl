@@ -56,8 +56,8 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const ${T}* RESTRICT x, GLOBAL const ${ACC_T}*
 #else
             float v = acc[r][j];
 #if ${HAS_ACT}
-            v = v > ${ACT_FMIN} ? v : ${ACT_FMIN};   /* = fmin(fmax(v, lo), hi), NaN -> lo */
-            v = v < ${ACT_FMAX} ? v : ${ACT_FMAX};
+            v = v < ${ACT_FMIN} ? ${ACT_FMIN} : v;   /* std::min(std::max(v, lo), hi): a NaN goes through */
+            v = ${ACT_FMAX} < v ? ${ACT_FMAX} : v;
 #endif
             out[b * ${U} + u] = v;
 #endif

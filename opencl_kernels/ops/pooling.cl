@@ -1,7 +1,9 @@
 /* AVERAGE / MAX / L2 pooling, NHWC: work item = (channel c, output x, n*OH + oy).
  * KIND 0 average, 1 max, 2 l2.  Only in-bounds cells take part (operands.md §5).
  * QUANT: average = integer sum s of stored values over n cells, (s + n/2) / n (s >= 0 for uchar);
- * max = max of stored values; then clamp [ACT_MIN, ACT_MAX]. */
+ * max = max of stored values; then clamp [ACT_MIN, ACT_MAX].
+ * float: max is AOSP's acc = std::max(acc, x) = acc < x ? x : acc from -FLT_MAX (NaN cells never win);
+ * the fused clamp is std::min(std::max(acc, ACT_FMIN), ACT_FMAX) (a NaN goes through). */
 KERNEL void ${KERNEL_NAME}(GLOBAL const ${T}* RESTRICT in, GLOBAL ${T}* RESTRICT out) {
     const int c = GLOBAL_ID(0);
     const int ox = GLOBAL_ID(1);
@@ -30,9 +32,12 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const ${T}* RESTRICT in, GLOBAL ${T}* RESTRICT
 #endif
 #else
 #if ${KIND} == 1
-    float acc = -INFINITY;
+    float acc = -FLT_MAX;
     for (int iy = ys; iy < ye; ++iy)
-        for (int ix = xs; ix < xe; ++ix) acc = fmax(acc, in[((n * ${H} + iy) * ${W} + ix) * ${C} + c]);
+        for (int ix = xs; ix < xe; ++ix) {
+            const float v = in[((n * ${H} + iy) * ${W} + ix) * ${C} + c];
+            acc = acc < v ? v : acc;
+        }
 #else
     float acc = 0.0f;
     for (int iy = ys; iy < ye; ++iy)
@@ -52,7 +57,8 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const ${T}* RESTRICT in, GLOBAL ${T}* RESTRICT
 #endif
 #endif
 #if ${HAS_ACT}
-    acc = fmin(fmax(acc, ${ACT_FMIN}), ${ACT_FMAX});
+    acc = acc < ${ACT_FMIN} ? ${ACT_FMIN} : acc;
+    acc = ${ACT_FMAX} < acc ? ${ACT_FMAX} : acc;
 #endif
     out[o] = acc;
 #endif

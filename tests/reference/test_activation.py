@@ -1,4 +1,4 @@
-"""RELU*, LOGISTIC, TANH, SOFTMAX, FLOOR, DEQUANTIZE on the reference device.
+"""RELU*, LOGISTIC, TANH, ELU, HARD_SWISH, SOFTMAX, LOG_SOFTMAX, FLOOR, DEQUANTIZE on the reference device.
 
 Expected values are hand-worked, taken from the AOSP conformance specs (runtime/test/specs), or
 computed here independently in float64 and quantized (CTS tolerance: ±1 for quantized types).
@@ -300,4 +300,147 @@ def test_zero_sized_inputs_accepted(op, ins, out):
 
 def test_zero_sized_input_rejected_by_floor():
     expect_status(ErrorStatus.GENERAL_FAILURE, run_executor, O.FLOOR, [In(F32, [0, 3])], [Out(F32, [0, 3])],
+                  [np.zeros((0, 3), np.float32)])
+
+
+# ---- special values (AOSP's std::min / std::max orders) ---------------------------------------------------
+
+FLT_MAX = float(np.finfo(np.float32).max)
+X_SPECIAL = [np.nan, np.inf, -np.inf, 2.0]
+
+
+@pytest.mark.parametrize("op,expected", [
+    (O.RELU, [0, FLT_MAX, 0, 2]),          # std::min(std::max(0, x), FLT_MAX)
+    (O.RELU1, [-1, 1, -1, 1]),
+    (O.RELU6, [0, 6, 0, 2]),
+])
+def test_relu_special_values(op, expected):
+    r = unary(op, F32, [4], np.array(X_SPECIAL, np.float32))
+    np.testing.assert_array_equal(r, np.array(expected, np.float32))
+    r16 = unary(op, F16, [4], np.array(X_SPECIAL, np.float16))
+    np.testing.assert_array_equal(r16, np.array([np.inf if v == FLT_MAX else v for v in expected], np.float16))
+
+
+def test_logistic_tanh_special_values():
+    x = np.array(X_SPECIAL, np.float32)
+    np.testing.assert_array_equal(unary(O.LOGISTIC, F32, [4], x)[:3], [np.nan, 1, 0])
+    np.testing.assert_array_equal(unary(O.TANH, F32, [4], x)[:3], [np.nan, 1, -1])
+
+
+# ---- ELU ----------------------------------------------------------------------------------------------------
+
+def elu(x, alpha, itype=F32):
+    x = np.asarray(x)
+    scalar = Const(T.FLOAT16 if itype == F16 else T.FLOAT32, alpha)
+    return run1(O.ELU, [In(itype, list(x.shape)), scalar], Out(itype, list(x.shape)), x)
+
+
+def test_elu_cts():
+    # elu.mod.py "alpha_one" and "alpha10" (rank 5)
+    x = np.array([0, -6, 2, -4, 3, -2, 10, -0.1], np.float32)
+    np.testing.assert_allclose(elu(x, 1.0), [0.0, -0.997521, 2.0, -0.981684, 3.0, -0.864665, 10.0, -0.0951626],
+                               rtol=1e-5, atol=1e-6)
+    r = elu(np.array([-10, -5, 0, 5], np.float32).reshape(2, 1, 1, 1, 2), 10.0)
+    np.testing.assert_allclose(r.ravel(), [-9.999546, -9.932620, 0, 5], rtol=1e-5)
+    r16 = elu(np.array([-0.2, -0.1, 0.0, 0.1], np.float16).reshape(2, 2), 0.1, F16)
+    assert r16.dtype == np.float16
+    np.testing.assert_allclose(r16.ravel().astype(np.float64), [-0.018127, -0.009516, 0, 0.1], rtol=2e-3)
+
+
+def test_elu_special_values():
+    # std::max(0, x) + std::min(0, alpha·(e^x − 1)): NaN → 0, −inf → −alpha
+    np.testing.assert_array_equal(elu(np.array(X_SPECIAL, np.float32), 0.5), [0, np.inf, -0.5, 2])
+
+
+def test_elu_zero_sized_and_invalid():
+    (r,) = run_executor(O.ELU, [In(F32, [0, 2]), f32(1.0)], [Out(F32, [0, 2])], [np.zeros((0, 2), np.float32)])
+    assert r.shape == (0, 2)
+    (r,) = run_executor(O.HARD_SWISH, [In(Q8A, [0, 2], 1.0, 0)], [Out(Q8A, [0, 2], 1 / 256, 0)],
+                        [np.zeros((0, 2), np.uint8)])        # nothing to compute: no failure
+    assert r.shape == (0, 2)
+    expect_status(INVALID, run1, O.ELU, [In(Q8A, [2], 0.5, 0), f32(1.0)], Out(Q8A, [2], 0.5, 0),
+                  np.zeros(2, np.uint8))
+
+
+# ---- HARD_SWISH ---------------------------------------------------------------------------------------------
+
+# hard_swish.mod.py "simple" (first 12 values)
+HS_X = [4.53125, 3.90625, 3.046875, -8.59375, -1.328125, 1.328125, 0.0, -8.515625, -8.984375, -0.234375,
+        0.859375, 9.84375]
+HS_Y = [4.53125, 3.90625, 3.046875, 0.0, -0.3700765, 0.9580485, 0.0, 0.0, 0.0, -0.1080322, 0.5527751, 9.84375]
+
+
+def hard_swish_f64(x):
+    x = np.asarray(x, np.float64)
+    return x * np.clip(x + 3, 0, 6) / 6
+
+
+def test_hard_swish_float():
+    np.testing.assert_allclose(unary(O.HARD_SWISH, F32, [12], np.array(HS_X, np.float32)), HS_Y, rtol=1e-6,
+                               atol=1e-6)
+    r = unary(O.HARD_SWISH, F16, [2, 1, 1, 1, 6], np.array(HS_X, np.float16))     # rank 5
+    np.testing.assert_allclose(r.ravel().astype(np.float64), HS_Y, rtol=2e-3, atol=1e-3)
+    # std::max(0, NaN) = 0, so NaN·0 = NaN; −inf·0 = NaN; +inf·6/6 = +inf
+    np.testing.assert_array_equal(unary(O.HARD_SWISH, F32, [4], np.array(X_SPECIAL, np.float32)),
+                                  [np.nan, np.inf, np.nan, np.float32(10) / np.float32(6)])
+
+
+@pytest.mark.parametrize("itype,scale,zp,oscale,ozp", [
+    (Q8A, 0.078125, 128, 0.078125, 128),          # the CTS quantizations
+    (Q8AS, 0.078125, 0, 0.078125, 0),
+    (Q8A, 0.078125, 128, 0.03125, 0),             # "overflow": outputs saturate
+    (Q8AS, 0.078125, 0, 0.03125, -128),
+    (Q8A, 0.02, 50, 0.05, 10),
+    (Q8AS, 0.5, -3, 0.25, 7),                     # reluish multiplier with a left shift
+])
+def test_hard_swish_quant_within_one(itype, scale, zp, oscale, ozp):
+    qmin, qmax = (0, 255) if itype == Q8A else (-128, 127)
+    x = np.arange(qmin, qmax + 1)
+    want = quantize(hard_swish_f64((x - zp) * scale), oscale, ozp, qmin, qmax)
+    r = unary(O.HARD_SWISH, itype, [256], x, scale, zp, oscale, ozp)
+    assert np.abs(r.astype(np.int64) - want).max() <= 1
+
+
+def test_hard_swish_quant_hand_worked():
+    # s_in = s_out = 1/8, zp 0: x = 3 (q 24) saturates the relu-ish factor at 1, so out = x (24);
+    # x = 0 → 0; x = −3 (q −24) and x = −5 (q −40) have relu-ish factor 0 → 0.
+    r = unary(O.HARD_SWISH, Q8AS, [4], np.array([24, 0, -24, -40]), 0.125, 0, 0.125, 0)
+    np.testing.assert_array_equal(r, [24, 0, 0, 0])
+
+
+def test_hard_swish_quant_output_scale_too_small_fails():
+    # s_in/128/s_out ≥ 1 needs a left shift the fixed-point kernel does not have (AOSP fails the execution)
+    expect_status(ErrorStatus.GENERAL_FAILURE, unary, O.HARD_SWISH, Q8A, [2], [1, 2], 1.0, 0, 1 / 256, 0)
+
+
+# ---- LOG_SOFTMAX ----------------------------------------------------------------------------------------------
+
+def log_softmax(x, beta, axis, itype=F32):
+    x = np.asarray(x)
+    beta_c = Const(T.FLOAT16 if itype == F16 else T.FLOAT32, beta)
+    return run1(O.LOG_SOFTMAX, [In(itype, list(x.shape)), beta_c, Const(T.INT32, axis)], Out(itype, list(x.shape)),
+                x)
+
+
+@pytest.mark.parametrize("itype", [F32, F16])
+def test_log_softmax_cts(itype):
+    # log_softmax.mod.py: rank 5, axes 4, −1, −3 and beta 10
+    x = np.array([0, -6, 2, 4, 3, -2, 10, 1], np.float32)
+    want = [-4.14297, -10.14297, -2.14297, -.142971, -7.00104, -12.00104, -.00104087, -9.00104]
+    tol = dict(rtol=1e-5, atol=1e-5) if itype == F32 else dict(rtol=5e-3, atol=2e-2)
+    np.testing.assert_allclose(log_softmax(x.reshape(1, 1, 1, 2, 4).astype(itype == F16 and np.float16 or np.float32),
+                                           1.0, 4, itype).ravel(), want, **tol)
+    r = log_softmax(np.array([0, 2, 3, 10, -6, 4, -2, 1], np.float32).reshape(1, 1, 2, 4, 1), 1.0, -3)
+    np.testing.assert_allclose(r.ravel(), [-.00247565, -2.12692, -.00671534, -.000123374, -6.00247, -.126928,
+                                           -5.00671, -9.00012], rtol=1e-5, atol=1e-5)
+    r = log_softmax((x / 10).reshape(1, 1, 1, 2, 4), 10.0, 4)
+    np.testing.assert_allclose(r.ravel(), want, rtol=1e-5, atol=1e-5)
+
+
+def test_log_softmax_invalid():
+    x = np.zeros((2, 3), np.float32)
+    expect_status(INVALID, log_softmax, x, 1.0, 2)
+    expect_status(INVALID, log_softmax, x, 1.0, -3)
+    expect_status(ErrorStatus.GENERAL_FAILURE, run_executor, O.LOG_SOFTMAX,
+                  [In(F32, [0, 3]), Const(T.FLOAT32, 1.0), Const(T.INT32, -1)], [Out(F32, [0, 3])],
                   [np.zeros((0, 3), np.float32)])

@@ -1,0 +1,70 @@
+"""NaN and ±inf through the activations and the pools: each accelerator device gives the reference's
+answer, which is AOSP's (the C++ std::min / std::max orders of its CPU kernels)."""
+import numpy as np
+import pytest
+
+from .harness import run_reference
+from .models import F32, OP, In, Out, f32, i32
+from .test_activation import F16, check_ops, f16, multi_op
+
+FLT_MAX = float(np.finfo(np.float32).max)
+SPECIAL = [np.nan, np.inf, -np.inf, 0.0, -0.0, 1e30, -1e30, 0.5, -0.5, 7.0, -7.0, 3e38]
+_UNARY = (OP.RELU, OP.RELU1, OP.RELU6, OP.LOGISTIC, OP.TANH, OP.HARD_SWISH)
+
+
+def _unary_entries(t):
+    scalar = f16 if t == F16 else f32
+    n = len(SPECIAL)
+    return [(op, [In(t, (n,))], [Out(t)]) for op in _UNARY] + [(OP.ELU, [In(t, (n,)), scalar(0.5)], [Out(t)])]
+
+
+def _unary_data(t):
+    dtype = np.float16 if t == F16 else np.float32
+    with np.errstate(over="ignore"):
+        x = np.array(SPECIAL, dtype=np.float32).astype(dtype)
+    return lambda ins: [x.copy() for _ in ins]
+
+
+@pytest.mark.parametrize("t", [F32, F16])
+def test_unary_special_values(accelerator, t):
+    act, _ = check_ops(accelerator, _unary_entries(t), None, data=_unary_data(t))
+    relu, relu1, relu6 = (a[:3] for a in act[:3])
+    top = np.inf if t == F16 else FLT_MAX                # RELU(+inf) = std::min(inf, FLT_MAX)
+    np.testing.assert_array_equal(relu.astype(np.float32), [0, top, 0])
+    np.testing.assert_array_equal(relu1, [-1, 1, -1])
+    np.testing.assert_array_equal(relu6, [0, 6, 0])
+    np.testing.assert_array_equal(act[-1][:3], [0, np.inf, -0.5])   # ELU: NaN → 0, −inf → −alpha
+
+
+def _pool(op, fuse):
+    # 1×4×4×2 input, 2×2 windows, stride 2, VALID padding
+    return (op, [In(F32, (1, 4, 4, 2)), i32(2), i32(2), i32(2), i32(2), i32(2), i32(fuse)], [Out(F32)])
+
+
+def _pool_data(ins):
+    x = np.arange(32, dtype=np.float32).reshape(1, 4, 4, 2) - 10
+    x[0, 0, 0, 0] = np.nan                       # window (0, 0) channel 0: NaN beside finite values
+    x[0, 0:2, 2:4, 1] = np.nan                   # window (0, 1) channel 1: NaN only
+    x[0, 2, 0, 0] = np.inf                       # window (1, 0) channel 0: +inf
+    x[0, 2:4, 2:4, 1] = -np.inf                  # window (1, 1) channel 1: −inf only
+    return [x.copy() for _ in ins]
+
+
+def test_pool_special_values(accelerator):
+    entries = [_pool(op, fuse) for op in (OP.MAX_POOL_2D, OP.AVERAGE_POOL_2D, OP.L2_POOL_2D) for fuse in (0, 1, 3)]
+    act, _ = check_ops(accelerator, entries, None, data=_pool_data)
+    max_none, max_relu = act[0], act[1]
+    assert max_none[0, 0, 0, 0] == 0             # NaN never wins a max (window −8, −2, 0)
+    assert max_none[0, 0, 1, 1] == -FLT_MAX      # a window of only NaN gives std::max's start value
+    assert max_none[0, 1, 0, 0] == FLT_MAX       # +inf clamped to the NONE activation's FLT_MAX
+    assert max_none[0, 1, 1, 1] == -FLT_MAX
+    assert max_relu[0, 0, 1, 1] == 0
+    assert np.isnan(act[3][0, 0, 0, 0])          # an average with a NaN is NaN, through the RELU clamp too
+    assert np.isnan(act[4][0, 0, 0, 0])
+
+
+def test_reference_agrees_with_itself_on_nan_positions():
+    """The special-value inputs run on the reference alone (no accelerator needed)."""
+    model, ins = multi_op(_unary_entries(F32))
+    outs = run_reference(model, _unary_data(F32)(ins))
+    assert np.isnan(outs[3][0]) and np.isnan(outs[4][0])   # LOGISTIC / TANH keep NaN
