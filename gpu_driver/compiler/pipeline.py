@@ -35,6 +35,8 @@ def operand_nbytes(graph: Graph, index: int) -> int:
     info = OPERAND_TYPE_INFO[t.type]
     if not info.is_tensor:
         return info.byte_size
+    if t.omitted:  # an optional input the request leaves out: no storage
+        return 0
     shape = t.dims()
     return int(math.prod(shape)) * info.byte_size
 

@@ -145,12 +145,37 @@ def supported_nodes(model: Model, features: frozenset = frozenset({"fp64"})) -> 
     """One bool per main-subgraph operation: can the kernels run it exactly (fusion taken into account)
     on a device with ``features`` (BackendDevice.features)?"""
     graph = support_graph(model)
-    ok = [node_supported(graph, n, features) for n in graph.nodes]
+    ok = [node_supported(graph, n, features) or _decided_by_values(graph, n, model, features) for n in graph.nodes]
     for producer, relu, fused in fusable_pairs(graph):
         # a fused activation runs inside the producer's kernel: both are supported if that kernel is
         if not ok[relu.index] and ok[producer.index] and node_supported(graph, fused, features):
             ok[relu.index] = True
     return ok
+
+
+def _decided_by_values(graph: Graph, node: Node, model: Model, features: frozenset) -> bool:
+    """An operation that no representative value decodes (say SPACE_TO_BATCH_ND paddings that must
+    make the padded size a multiple of the block) but whose only unknowns are the values of model
+    inputs it reads: its family's kernels cover every operand type its signature allows, and they
+    are specialised on the actual values at the first execution (a value they cannot run fails
+    that execution with GENERAL_FAILURE, check_supported)."""
+    entry = lookup(node.type)
+    if node.params is not None or entry is None or entry.lower is None or not entry.requires <= features:
+        return False
+    inputs = set(model.main.input_indexes)
+    valued = {model.main.input_indexes[p] for p in value_input_positions(model)}
+    for pos, idx in enumerate(node.inputs):
+        t = graph.tensors[idx]
+        if t.value is not None or t.omitted:
+            continue
+        if idx in valued and (pos in entry.value_inputs or t.shape == ()):
+            continue  # a value the kernels are specialised on
+        if idx in inputs or t.known_shape:
+            if t.shape is None or 0 in t.shape and not t.known_shape:
+                return False  # a data input of unknown shape: decided by support_graph's sizes, not here
+            continue
+        return False  # computed by an operation that did not decode
+    return True
 
 
 def check_supported(graph: Graph) -> None:
