@@ -1,4 +1,5 @@
-"""CONV_2D and DEPTHWISE_CONV_2D (HAL 1.0, with the FL3 layout / dilation / per-channel extensions).
+"""CONV_2D and DEPTHWISE_CONV_2D (HAL 1.0, with the FL3 layout / dilation / per-channel extensions),
+GROUPED_CONV_2D and TRANSPOSE_CONV_2D (FL3).
 
 Definition: the params carry everything a kernel needs, NHWC-normalised (``nchw`` only says how
 input 0 and output 0 are laid out in memory): shapes, resolved explicit padding, strides, dilations,
@@ -6,16 +7,28 @@ fused activation (float range and quantized clamp range), and for quantized type
 constants of operands.md §8.5 (one (multiplier, shift) pair per output channel, shift > 0 = left
 shift, applied with MultiplyByQuantizedMultiplier to the int32 accumulator).
 
-Reference: float (F32, F16 computed in fp32) and exact quantized arithmetic on (q − zp) products;
-for CONV_2D through a float64 matrix product, which is exact here (every partial sum is an integer
-far below 2^53).
+- GROUPED_CONV_2D: G groups, each a CONV_2D over input channels [g·Cin/G, (g+1)·Cin/G) producing
+  output channels [g·Cout/G, (g+1)·Cout/G); filter [Cout, KH, KW, Cin/G]; explicit padding < k.
+- TRANSPOSE_CONV_2D: the scatter form — input pixel (y, x) adds in·filter[o, i, j, :] to output
+  (y·sh − pad_top + i, x·sw − pad_left + j); outH = H·sh + KH − sh − pad_top − pad_bottom.  The
+  implicit form derives the padding from the requested output size (input 3, in the op's layout)
+  with the transpose rule of operands.md §5 (the tail may be negative).
+- Both: float accumulation then bias, clamped to the activation range, where NONE clamps to
+  ±FLT_MAX (AOSP's CalculateActivationRangeFloat); only TRANSPOSE_CONV_2D accepts batch 0.
 
-Lowering (NHWC, float32 and quant8_asymm; NCHW layout and per-channel (PC8) filters are refused):
-filters and biases must be constants.  The lowering repacks them (conv: [COB][KH][KW][CI][CB],
-blocks of CB output channels, zero-padded, so a work item's weights are one unit-stride stream;
-depthwise: [KH][KW][CO]), folds the filter zero point into int32 weights, and bakes every
-size/stride/pad and the activation bounds in as literals.  Quantized results are the reference's
-integer arithmetic exactly (int32 accumulation, MBQM with the params' per-channel multipliers).
+Reference: float (F32, F16 computed in fp32) and exact quantized arithmetic on (q − zp) products;
+for CONV_2D and GROUPED_CONV_2D through a float64 matrix product, which is exact here (every
+partial sum is an integer far below 2^53).
+
+Lowering of CONV_2D / DEPTHWISE_CONV_2D (NHWC, float32 and quant8_asymm; NCHW layout and
+per-channel (PC8) filters are refused): filters and biases must be constants.  The lowering
+repacks them (conv: [COB][KH][KW][CI][CB], blocks of CB output channels, zero-padded, so a work
+item's weights are one unit-stride stream; depthwise: [KH][KW][CO]), folds the filter zero point
+into int32 weights, and bakes every size/stride/pad and the activation bounds in as literals.
+Lowering of GROUPED_CONV_2D / TRANSPOSE_CONV_2D (``conv_general.cl``): one work item per output
+element, every type, either layout, filter and bias read from their tensors as stored (constants or
+model inputs).  Quantized results are the reference's integer arithmetic exactly (int32
+accumulation, MBQM with the params' per-channel multipliers).
 """
 from __future__ import annotations
 
@@ -24,18 +37,18 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..compiler.lowering_helpers import (act_defines, ceil_div, ctype, known, params_ok, trailing_scalars_constant,
-                                         Work)
+from ..compiler.lowering_helpers import (act_defines, ceil_div, ctype, fdef, float_io, known, params_ok,
+                                         row_strides, trailing_scalars_constant, Work)
 from ..hal.types import OperandType, OperationType
-from .definition import TensorInfo, require
+from .definition import TensorInfo, require, require_nonempty
 from .fused_activation import (Requantization, activation_fields, centred, finish_float, requantization,
                                requantization_feature_level, requantize)
-from .layout import from_nhwc, nhwc_dims, to_nhwc
+from .layout import from_nhwc, nhwc_dims, stored_shape, to_nhwc
 from .registry import operation
-from .signature import DILATION, F32, I32, LAYOUT, PC8, Q8A, RANK4, STD_TYPES, OpContext, OpSignature, \
-    Variant, i32
-from .window import Window2DParams, decode_window_args, fuse_code_input, pad_spatial, resolve_window, \
-    window_fields, window_taps
+from .signature import BOOL, DILATION, F16, F32, I32, LAYOUT, PC8, Q8A, Q8AS, RANK4, STD_TYPES, OpContext, \
+    OpSignature, Variant, i32
+from .window import PADDING_VALID, ResolvedWindow, Window2DParams, decode_window_args, fuse_code_input, \
+    pad_spatial, resolve_window, window_fields, window_taps
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only
     from ..compiler.lowering import LoweringContext
@@ -61,6 +74,26 @@ class DepthwiseConv2DParams(Conv2DParams):
     """
 
     depth_multiplier: int = 1
+
+
+@dataclass
+class GroupedConv2DParams(Conv2DParams):
+    """GROUPED_CONV_2D: filter [out_c, kernel_h, kernel_w, in_c/groups], bias [out_c].
+
+    With ci = in_c/groups, co = out_c/groups and g = o // co:
+    out[n,y,x,o] = act(bias[o] + Σ_{i,j,c<ci} in[n, y·sh − pt + i, x·sw − pl + j, g·ci + c]·filter[o,i,j,c]).
+    """
+
+    groups: int = 1
+
+
+@dataclass
+class TransposeConv2DParams(Conv2DParams):
+    """TRANSPOSE_CONV_2D: filter [out_c, kernel_h, kernel_w, in_c], bias [out_c]; pad_bottom and
+    pad_right may be negative.
+
+    out[n,Y,X,o] = act(bias[o] + Σ in[n,y,x,c]·filter[o,i,j,c] over y·sh − pt + i = Y, x·sw − pl + j = X).
+    """
 
 
 # ---- signatures -------------------------------------------------------------------------------------
@@ -96,6 +129,22 @@ DEPTHWISE_CONV_2D_SIGNATURE = OpSignature(
      Variant("explicit", ("T", "W", "B", i32, i32, i32, i32, i32, i32, i32, i32), ("T",), (LAYOUT, DILATION))),
     ranks={0: RANK4, 1: RANK4, 2: (1, 1)}, out_ranks={0: RANK4}, check=_check_depthwise)
 
+_FL3_TYPES = {F32: 3, F16: 3, Q8A: 3, Q8AS: 4}
+
+# the layout flag is mandatory; no dilation
+GROUPED_CONV_2D_SIGNATURE = OpSignature(
+    _FL3_TYPES,
+    (Variant("implicit", ("T", "W", "B", i32, i32, i32, i32, i32, BOOL), ("T",)),
+     Variant("explicit", ("T", "W", "B", i32, i32, i32, i32, i32, i32, i32, i32, BOOL), ("T",))),
+    ranks={0: RANK4, 1: RANK4, 2: (1, 1)}, out_ranks={0: RANK4}, check=_check_conv2d)
+
+# implicit: input 3 is the requested output shape (TENSOR_INT32 [4])
+TRANSPOSE_CONV_2D_SIGNATURE = OpSignature(
+    _FL3_TYPES,
+    (Variant("implicit", ("T", "W", "B", I32, i32, i32, i32, i32, BOOL), ("T",)),
+     Variant("explicit", ("T", "W", "B", i32, i32, i32, i32, i32, i32, i32, BOOL), ("T",))),
+    ranks={0: RANK4, 1: RANK4, 2: (1, 1), 3: (1, 1)}, out_ranks={0: RANK4}, check=_check_conv2d)
+
 
 # ---- definition helpers -----------------------------------------------------------------------------
 
@@ -116,8 +165,26 @@ def _fused_activation_input(inputs: list[TensorInfo], depthwise: bool) -> int | 
     return index if len(inputs) > index else None
 
 
+def _conv_params(cls, name: str, inputs: list[TensorInfo], outputs: list[TensorInfo], args, win: ResolvedWindow,
+                 nhwc: tuple[int, int, int, int], out_c: int, kh: int, kw: int, channel_dim: int, **extra):
+    """Check the bias length against ``out_c``; assemble the params (window, activation, requantisation)."""
+    bdims = inputs[2].dims()
+    require(len(bdims) == 1 and bdims[0] == out_c, name, f"bias shape {list(bdims)} must be [{out_c}]")
+    n, h, w, c = nhwc
+    return cls(**window_fields(args, win, n, h, w, c, out_c, kh, kw),
+               **activation_fields(inputs[args.activation_index], outputs[0], name),
+               quant=requantization(inputs[0], inputs[1], inputs[2], outputs[0], out_c, channel_dim, name), **extra)
+
+
+def _filter_dims(filt: TensorInfo, name: str) -> tuple[int, int, int, int]:
+    fdims = filt.dims()
+    require(len(fdims) == 4, name, f"filter must be rank 4, got {list(fdims)}")
+    require(min(fdims) > 0, name, f"filter dimensions must be > 0, got {list(fdims)}")
+    return fdims
+
+
 def _conv(name: str, inputs: list[TensorInfo], outputs: list[TensorInfo], depthwise: bool) -> Conv2DParams:
-    inp, filt, bias = inputs[0], inputs[1], inputs[2]
+    inp, filt = inputs[0], inputs[1]
     n_extras = _n_extras(depthwise)
     args = decode_window_args(inputs, 3, n_extras, _explicit_padding(inputs, n_extras), name)
     n, h, w, c = nhwc_dims(inp, args.nchw, name)
@@ -136,34 +203,96 @@ def _conv(name: str, inputs: list[TensorInfo], outputs: list[TensorInfo], depthw
         out_c, kh, kw, fc = fdims
         require(fc == c, name, f"filter depth {fc} must equal the input depth {c}")
         require(out_c > 0, name, "filter output depth must be > 0")
-    bdims = bias.dims()
-    require(len(bdims) == 1 and bdims[0] == out_c, name, f"bias shape {list(bdims)} must be [{out_c}]")
     win = resolve_window(args, h, w, kh, kw, name)
     cls = DepthwiseConv2DParams if depthwise else Conv2DParams
-    return cls(**window_fields(args, win, n, h, w, c, out_c, kh, kw),
-               **activation_fields(inputs[args.activation_index], outputs[0], name),
-               quant=requantization(inp, filt, bias, outputs[0], out_c, 3 if depthwise else 0, name), **extra)
+    return _conv_params(cls, name, inputs, outputs, args, win, (n, h, w, c), out_c, kh, kw,
+                        3 if depthwise else 0, **extra)
+
+
+def _grouped_conv(inputs: list[TensorInfo], outputs: list[TensorInfo]) -> GroupedConv2DParams:
+    name = "GROUPED_CONV_2D"
+    args = decode_window_args(inputs, 3, 1, len(inputs) == 12, name)
+    n, h, w, c = nhwc_dims(inputs[0], args.nchw, name)
+    require_nonempty((n,), name)
+    (groups,) = args.extras
+    out_c, kh, kw, fc = _filter_dims(inputs[1], name)
+    require(groups >= 1, name, f"number of groups {groups} must be >= 1")
+    require(fc * groups == c, name, f"filter depth {fc} × groups {groups} must equal the input depth {c}")
+    require(out_c % groups == 0, name, f"output depth {out_c} is not a multiple of the {groups} groups")
+    win = resolve_window(args, h, w, kh, kw, name, pad_limit_uses_dilation=False)
+    return _conv_params(GroupedConv2DParams, name, inputs, outputs, args, win, (n, h, w, c), out_c, kh, kw, 0,
+                        groups=groups)
+
+
+def _c_div(a: int, b: int) -> int:
+    """C integer division (truncates toward zero)."""
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
+
+
+def transpose_padding(code: int, out_size: int, stride: int, k: int) -> tuple[int, int]:
+    """(head, tail) padding of one axis of an implicit TRANSPOSE_CONV_2D from the requested output
+    size (operands.md §5): the SAME total with in_size := out_size; the tail may be negative."""
+    if code == PADDING_VALID:
+        return 0, 0
+    total = (_c_div(out_size + stride - 1, stride) - 1) * stride + k - out_size
+    head = total // 2 if total > 0 else 0
+    return head, total - head
+
+
+def _transpose_conv(inputs: list[TensorInfo], outputs: list[TensorInfo]) -> TransposeConv2DParams:
+    name = "TRANSPOSE_CONV_2D"
+    explicit = len(inputs) == 11
+    args = decode_window_args(inputs, 3 if explicit else 4, 0, explicit, name)
+    n, h, w, c = nhwc_dims(inputs[0], args.nchw, name)
+    out_c, kh, kw, fc = _filter_dims(inputs[1], name)
+    require(fc == c, name, f"filter depth {fc} must equal the input depth {c}")
+    if explicit:
+        left, right, top, bottom = args.pads
+    else:
+        shape = inputs[3].array().reshape(-1)
+        require(shape.size == 4, name, f"output shape must have 4 entries, got {shape.size}")
+        req_h, req_w = (int(shape[2]), int(shape[3])) if args.nchw else (int(shape[1]), int(shape[2]))
+        top, bottom = transpose_padding(args.padding_code, req_h, args.stride_h, kh)
+        left, right = transpose_padding(args.padding_code, req_w, args.stride_w, kw)
+    require(left >= 0 and top >= 0, name, f"padding left {left} and top {top} must be >= 0")
+    out_h = h * args.stride_h + kh - args.stride_h - top - bottom
+    out_w = w * args.stride_w + kw - args.stride_w - left - right
+    require(out_h > 0 and out_w > 0, name, f"output size {out_h}×{out_w} must be > 0")
+    win = ResolvedWindow(left, right, top, bottom, out_h, out_w)
+    return _conv_params(TransposeConv2DParams, name, inputs, outputs, args, win, (n, h, w, c), out_c, kh, kw, 0)
 
 
 # ---- reference kernels ------------------------------------------------------------------------------
 
-def _reference_operands(p: Conv2DParams, inputs: list[TensorInfo], acc_dtype):
-    """The padded NHWC input and the filter, both minus their zero points, as ``acc_dtype``."""
+def _accumulator_dtype(p: Conv2DParams):
+    """int64 for quantized operands (exact integer sums), float64 otherwise."""
+    return np.int64 if p.quant is not None else np.float64
+
+
+def _reference_operands(p: Conv2DParams, inputs: list[TensorInfo], acc_dtype, pad: bool = True):
+    """The NHWC input (padded with ``p``'s padding when ``pad``) and the filter, both minus their zero
+    points, as ``acc_dtype``."""
     q = p.quant
     x = to_nhwc(centred(inputs[0], q.input_zero_point if q else 0, acc_dtype), p.nchw)
     w = centred(inputs[1], q.filter_zero_point if q else 0, acc_dtype)
-    return pad_spatial(x, p), w
+    return pad_spatial(x, p) if pad else x, w
+
+
+FLT_MAX = float(np.finfo(np.float32).max)
 
 
 def _reference_finish(acc: np.ndarray, p: Conv2DParams, inputs: list[TensorInfo],
-                      out: TensorInfo) -> list[np.ndarray]:
-    """Add the bias, then requantize or apply the float activation; back to the stored layout."""
+                      out: TensorInfo, finite: bool = False) -> list[np.ndarray]:
+    """Add the bias, then requantize or apply the float activation; back to the stored layout.
+    ``finite``: the float result is first clamped to ±FLT_MAX (AOSP's range of activation NONE)."""
     bias = inputs[2].array()
     if p.quant is not None:
         acc = (acc if acc.dtype.kind == "i" else np.rint(acc)).astype(np.int64) + bias.astype(np.int64)
         r = requantize(acc, p.quant, p, out.dtype)
     else:
-        r = finish_float(acc + bias.astype(np.float64), p, out.dtype)
+        acc = acc + bias.astype(np.float64)
+        r = finish_float(np.clip(acc, -FLT_MAX, FLT_MAX) if finite else acc, p, out.dtype)
     return [from_nhwc(r, p.nchw)]
 
 
@@ -171,25 +300,56 @@ def _reference_empty(p: Conv2DParams, out: TensorInfo) -> list[np.ndarray]:
     return [np.zeros(p.output_shapes[0], dtype=out.dtype)]
 
 
+def _conv_products(xp: np.ndarray, w: np.ndarray, p: Conv2DParams) -> np.ndarray:
+    """Σ over taps and channels for padded NHWC ``xp`` [N, Hp, Wp, C] and filter ``w`` [O, KH, KW, C]:
+    [N, OH, OW, O] float64, as im2col and one matrix product."""
+    c, taps = xp.shape[-1], p.kernel_h * p.kernel_w
+    # im2col: cols[n, y, x, (i·KW + j)·C + c] = tap (i, j) of channel c
+    cols = np.empty((p.batch, p.out_h, p.out_w, taps * c), dtype=np.float64)
+    for i, j, view in window_taps(xp, p):
+        t = i * p.kernel_w + j
+        cols[..., t * c:(t + 1) * c] = view
+    acc = cols.reshape(-1, taps * c) @ w.reshape(w.shape[0], -1).T
+    return acc.reshape(p.batch, p.out_h, p.out_w, w.shape[0])
+
+
 def reference_conv_2d(p: Conv2DParams, inputs: list[TensorInfo], outputs: list[TensorInfo]) -> list[np.ndarray]:
     if p.batch == 0:
         return _reference_empty(p, outputs[0])
     xp, w = _reference_operands(p, inputs, np.float64)
-    taps = p.kernel_h * p.kernel_w
-    # im2col: cols[n, y, x, (i·KW + j)·C + c] = tap (i, j) of channel c
-    cols = np.empty((p.batch, p.out_h, p.out_w, taps * p.in_c), dtype=np.float64)
-    for i, j, view in window_taps(xp, p):
-        t = i * p.kernel_w + j
-        cols[..., t * p.in_c:(t + 1) * p.in_c] = view
-    acc = cols.reshape(-1, taps * p.in_c) @ w.reshape(p.out_c, -1).T
-    return _reference_finish(acc.reshape(p.batch, p.out_h, p.out_w, p.out_c), p, inputs, outputs[0])
+    return _reference_finish(_conv_products(xp, w, p), p, inputs, outputs[0])
+
+
+def reference_grouped_conv_2d(p: GroupedConv2DParams, inputs: list[TensorInfo],
+                              outputs: list[TensorInfo]) -> list[np.ndarray]:
+    xp, w = _reference_operands(p, inputs, np.float64)
+    ci, co = p.in_c // p.groups, p.out_c // p.groups
+    acc = np.concatenate([_conv_products(xp[..., g * ci:(g + 1) * ci], w[g * co:(g + 1) * co], p)
+                          for g in range(p.groups)], axis=-1)
+    return _reference_finish(acc, p, inputs, outputs[0], finite=True)
+
+
+def reference_transpose_conv_2d(p: TransposeConv2DParams, inputs: list[TensorInfo],
+                                outputs: list[TensorInfo]) -> list[np.ndarray]:
+    if p.batch == 0:
+        return _reference_empty(p, outputs[0])
+    x, w = _reference_operands(p, inputs, _accumulator_dtype(p), pad=False)
+    # scatter every tap into a canvas covering the whole (unpadded) result, then crop the padding
+    h_span, w_span = (p.in_h - 1) * p.stride_h + 1, (p.in_w - 1) * p.stride_w + 1
+    canvas = np.zeros((p.batch, max(h_span + p.kernel_h - 1, p.pad_top + p.out_h),
+                       max(w_span + p.kernel_w - 1, p.pad_left + p.out_w), p.out_c), dtype=x.dtype)
+    for i in range(p.kernel_h):
+        for j in range(p.kernel_w):
+            canvas[:, i:i + h_span:p.stride_h, j:j + w_span:p.stride_w] += x @ w[:, i, j, :].T
+    acc = canvas[:, p.pad_top:p.pad_top + p.out_h, p.pad_left:p.pad_left + p.out_w]
+    return _reference_finish(acc, p, inputs, outputs[0], finite=True)
 
 
 def reference_depthwise_conv_2d(p: DepthwiseConv2DParams, inputs: list[TensorInfo],
                                 outputs: list[TensorInfo]) -> list[np.ndarray]:
     if p.batch == 0:
         return _reference_empty(p, outputs[0])
-    acc_dtype = np.int64 if p.quant is not None else np.float64
+    acc_dtype = _accumulator_dtype(p)
     xp, w = _reference_operands(p, inputs, acc_dtype)
     m = p.depth_multiplier
     w = w.reshape(p.kernel_h, p.kernel_w, p.in_c, m)
@@ -311,6 +471,50 @@ def lower_depthwise_conv_2d(ctx: LoweringContext) -> None:
     ctx.emit("conv_depthwise.cl", d, inputs, [ctx.output(0)], (p.out_c, pblocks, d["ROWS"]), Work.CHANNEL_LANES)
 
 
+def supports_conv_general(ctx: LoweringContext) -> bool:
+    """GROUPED_CONV_2D / TRANSPOSE_CONV_2D: shapes known and scalar arguments constant; every type and
+    layout, filter and bias constants or model inputs."""
+    if not params_ok(ctx) or not trailing_scalars_constant(ctx, 3):
+        return False
+    x, out = ctx.inputs[0], ctx.outputs[0]
+    return known(*ctx.inputs[:3], out) and x.type == out.type and x.type in (F32, F16, Q8A, Q8AS)
+
+
+def _image_strides(n: int, h: int, w: int, c: int, nchw: bool) -> tuple[int, ...]:
+    """Element strides of the (n, y, x, c) axes of an image stored NHWC or NCHW."""
+    s = row_strides(stored_shape(n, h, w, c, nchw))
+    return (s[0], s[2], s[3], s[1]) if nchw else s
+
+
+def lower_conv_general(ctx: LoweringContext) -> None:
+    """One conv_general.cl launch over (output channel, output x, batch·output row)."""
+    p = ctx.params
+    if p.batch == 0:
+        return
+    x, f, b = ctx.inputs[0], ctx.inputs[1], ctx.inputs[2]
+    q = p.quant
+    groups = getattr(p, "groups", 1)
+    d = {"T": ctype(x), "WT": ctype(f), "BT": ctype(b), "QUANT": int(q is not None),
+         "TRANSPOSE": int(isinstance(p, TransposeConv2DParams)), "H": p.in_h, "W": p.in_w, "OH": p.out_h,
+         "OW": p.out_w, "CO": p.out_c, "ROWS": p.batch * p.out_h, "CIG": p.in_c // groups, "COG": p.out_c // groups,
+         "KH": p.kernel_h, "KW": p.kernel_w, "SH": p.stride_h, "SW": p.stride_w, "PT": p.pad_top, "PL": p.pad_left,
+         "ZX": q.input_zero_point if q else 0, "ZW": q.filter_zero_point if q else 0,
+         "ZO": q.output_zero_point if q else 0, "ACT_MIN": p.act_min, "ACT_MAX": p.act_max,
+         "ACT_FMIN": fdef(max(p.float_min, -FLT_MAX)), "ACT_FMAX": fdef(min(p.float_max, FLT_MAX))}
+    for prefix, c in (("X", p.in_c), ("O", p.out_c)):
+        h, w = (p.in_h, p.in_w) if prefix == "X" else (p.out_h, p.out_w)
+        d.update(zip((prefix + "N", prefix + "Y", prefix + "X", prefix + "C"),
+                     _image_strides(p.batch, h, w, c, p.nchw)))
+    d.update(float_io(x))
+    d.update(float_io(f, "W_"))
+    d.update(float_io(b, "B_"))
+    inputs = [ctx.input(0), ctx.input(1), ctx.input(2)]
+    if q is not None:
+        inputs.append(ctx.constant(_quant_table(p, p.out_c, p.out_c)))
+    ctx.emit("conv_general.cl", d, inputs, [ctx.output(0)], (p.out_c, p.out_w, p.batch * p.out_h),
+             Work.CHANNEL_LANES)
+
+
 # ---- the operations ---------------------------------------------------------------------------------
 
 def conv_2d_fused_activation_input(inputs: list[TensorInfo]) -> int | None:
@@ -332,3 +536,25 @@ def conv_2d(inputs: list[TensorInfo], outputs: list[TensorInfo]) -> Conv2DParams
            fused_activation_input=depthwise_conv_2d_fused_activation_input)
 def depthwise_conv_2d(inputs: list[TensorInfo], outputs: list[TensorInfo]) -> DepthwiseConv2DParams:
     return _conv("DEPTHWISE_CONV_2D", inputs, outputs, depthwise=True)
+
+
+def grouped_conv_2d_fused_activation_input(inputs: list[TensorInfo]) -> int | None:
+    return fuse_code_input(3, 1, len(inputs) == 12)
+
+
+def transpose_conv_2d_fused_activation_input(inputs: list[TensorInfo]) -> int | None:
+    return 9 if len(inputs) == 11 else 7
+
+
+@operation(OperationType.GROUPED_CONV_2D, signature=GROUPED_CONV_2D_SIGNATURE, reference=reference_grouped_conv_2d,
+           lower=lower_conv_general, supports=supports_conv_general,
+           fused_activation_input=grouped_conv_2d_fused_activation_input)
+def grouped_conv_2d(inputs: list[TensorInfo], outputs: list[TensorInfo]) -> GroupedConv2DParams:
+    return _grouped_conv(inputs, outputs)
+
+
+@operation(OperationType.TRANSPOSE_CONV_2D, signature=TRANSPOSE_CONV_2D_SIGNATURE,
+           reference=reference_transpose_conv_2d, lower=lower_conv_general, supports=supports_conv_general,
+           fused_activation_input=transpose_conv_2d_fused_activation_input, value_inputs=(3,))
+def transpose_conv_2d(inputs: list[TensorInfo], outputs: list[TensorInfo]) -> TransposeConv2DParams:
+    return _transpose_conv(inputs, outputs)

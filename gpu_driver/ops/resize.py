@@ -1,9 +1,15 @@
-"""RESIZE_BILINEAR: by output size (FL1) or by scale (FL3), optional NCHW layout (FL3),
-align_corners / half_pixel_centers (FL4).
+"""RESIZE_BILINEAR (FL1) and RESIZE_NEAREST_NEIGHBOR (FL3): by output size or by scale (FL3;
+new size = floor(in·scale) in fp32), NCHW layout (optional for bilinear, FL3; required for nearest),
+align_corners / half_pixel_centers (FL4, not both).  Quantization of the output = the input's.
 
-Arithmetic is TFLite's reference, in fp32 and in its order; quantized types interpolate the raw
-stored values and truncate toward zero (the C float→integer cast).  The lowering runs NHWC, float32
-and quant8_asymm.
+Per axis, scale = (align_corners && out > 1) ? (in − 1)/(out − 1) : in/out, in fp32.
+- Bilinear: TFLite's reference arithmetic, in fp32 and in its order; quantized types interpolate
+  the raw stored values and truncate toward zero (the C float→integer cast).
+- Nearest: src = half_pixel_centers ? (o + 0.5)·scale : o·scale (fp32); index = align_corners ?
+  round half away from zero (roundf) : floor, then min(index, in − 1) and, with half_pixel_centers,
+  max(index, 0).  The whole channel vector is copied.
+
+The lowering (``resize.cl``) runs every type and both layouts, one work item per output element.
 """
 from __future__ import annotations
 
@@ -13,7 +19,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..compiler.lowering_helpers import QRANGE, ctype, known, params_ok, trailing_scalars_constant
+from ..compiler.lowering_helpers import QRANGE, ctype, float_io, known, params_ok, row_strides, \
+    trailing_scalars_constant
 from ..hal.types import OperandType, OperationType
 from .definition import OpParams, TensorInfo, optional_bool, require, same_quant_as_input
 from .layout import ImageSizes, from_nhwc, nhwc_dims, stored_shape, to_nhwc
@@ -30,13 +37,13 @@ if TYPE_CHECKING:  # pragma: no cover - annotations only
 class ResizeParams(OpParams, ImageSizes):
     """An image resize (sizes: :class:`ImageSizes`; ``in_c == out_c``).
 
-    Per output row y (and likewise column x), all in fp32 exactly as the reference:
+    Bilinear, per output row y (and likewise column x), all in fp32 exactly as the reference:
     ``src = half_pixel_centers ? (y + 0.5)·height_scale − 0.5 : y·height_scale``,
     ``y0 = max(floor(src), 0)``, ``y1 = min(ceil(src), in_h − 1)``, ``ty = src − y0``;
     out = in[y0,x0]·(1−ty)·(1−tx) + in[y1,x0]·ty·(1−tx) + in[y0,x1]·(1−ty)·tx + in[y1,x1]·ty·tx
     (left to right).  Quantized types interpolate the raw stored values and truncate toward zero.
     ``height_scale``/``width_scale`` are fp32 values: (in−1)/(out−1) when align_corners and out > 1,
-    else in/out.
+    else in/out.  Nearest neighbour: see the module docstring.
     """
 
     align_corners: bool = False
@@ -54,6 +61,13 @@ RESIZE_BILINEAR_SIGNATURE = OpSignature(
     {F32: 1, F16: 3, Q8A: 3, Q8AS: 4},
     (Variant("size", ("T", i32, i32), ("T",), _RESIZE_FLAGS),
      Variant("scale", ("T", "F", "F"), ("T",), _RESIZE_FLAGS, feature_level=3)),
+    ranks={0: RANK4}, out_ranks={0: RANK4}, same_quant=((0, 0),))
+
+# the layout flag is required
+RESIZE_NEAREST_NEIGHBOR_SIGNATURE = OpSignature(
+    {F32: 3, F16: 3, Q8A: 3, Q8AS: 4},
+    (Variant("size", ("T", i32, i32, BOOL), ("T",), _RESIZE_FLAGS[1:]),
+     Variant("scale", ("T", "F", "F", BOOL), ("T",), _RESIZE_FLAGS[1:])),
     ranks={0: RANK4}, out_ranks={0: RANK4}, same_quant=((0, 0),))
 
 
@@ -118,31 +132,74 @@ def resize_bilinear_reference(params: ResizeParams, inputs: list[TensorInfo],
     return [from_nhwc(r.astype(out.dtype), p.nchw)]
 
 
+def nearest_axis(out_size: int, scale: float, align_corners: bool, half_pixel: bool, in_size: int) -> np.ndarray:
+    """The source index of every output position of one axis (fp32 arithmetic as AOSP)."""
+    o = np.arange(out_size, dtype=np.float32)
+    s = np.float32(scale)
+    src = ((o + np.float32(0.5)) * s if half_pixel else o * s).astype(np.float64)
+    idx = np.floor(src + 0.5) if align_corners else np.floor(src)   # src >= 0: roundf = floor(x + 0.5)
+    idx = np.minimum(idx.astype(np.int64), in_size - 1)
+    return np.maximum(idx, 0) if half_pixel else idx
+
+
+def resize_nearest_neighbor_reference(params: ResizeParams, inputs: list[TensorInfo],
+                                      outputs: list[TensorInfo]) -> list[np.ndarray]:
+    p = params
+    x = to_nhwc(inputs[0].array(), p.nchw)
+    ys = nearest_axis(p.out_h, p.height_scale, p.align_corners, p.half_pixel_centers, p.in_h)
+    xs = nearest_axis(p.out_w, p.width_scale, p.align_corners, p.half_pixel_centers, p.in_w)
+    return [from_nhwc(x[:, ys][:, :, xs].astype(outputs[0].dtype), p.nchw)]
+
+
 # ---- lowering -------------------------------------------------------------------------------------------
 
-def resize_bilinear_supported(ctx: LoweringContext) -> bool:
+def resize_supported(ctx: LoweringContext) -> bool:
     if not params_ok(ctx) or not trailing_scalars_constant(ctx, 1):
         return False
     x, out = ctx.inputs[0], ctx.outputs[0]
-    return not ctx.params.nchw and known(x, out) and x.type == out.type and x.type in (F32, Q8A)
+    return known(x, out) and x.type == out.type and x.type in (F32, F16, Q8A, Q8AS)
 
 
-def lower_resize_bilinear(ctx: LoweringContext) -> None:
+def _image_strides(n: int, h: int, w: int, c: int, nchw: bool) -> tuple[int, ...]:
+    """Element strides of the (n, y, x, c) axes of an image stored NHWC or NCHW."""
+    s = row_strides(stored_shape(n, h, w, c, nchw))
+    return (s[0], s[2], s[3], s[1]) if nchw else s
+
+
+def _lower_resize(ctx: LoweringContext, nearest: bool) -> None:
     """One resize.cl launch over (channel, output column, batch·output row)."""
     p = ctx.params
     if p.batch == 0:
         return
     x = ctx.inputs[0]
     qmin, qmax = QRANGE.get(x.type, (0, 0))
-    d = {"T": ctype(x), "QUANT": int(x.type == Q8A), "H": p.in_h, "W": p.in_w, "C": p.in_c, "OH": p.out_h,
-         "OW": p.out_w, "ROWS": p.batch * p.out_h, "SCALE_H": float(p.height_scale), "SCALE_W": float(p.width_scale),
-         "HALF_PIXEL": int(p.half_pixel_centers), "QMIN": qmin, "QMAX": qmax}
+    d = {"T": ctype(x), "NEAREST": int(nearest), "QUANT": int(x.type in QRANGE), "H": p.in_h, "W": p.in_w,
+         "C": p.in_c, "OH": p.out_h, "OW": p.out_w, "ROWS": p.batch * p.out_h, "SCALE_H": float(p.height_scale),
+         "SCALE_W": float(p.width_scale), "ALIGN": int(p.align_corners), "HALF_PIXEL": int(p.half_pixel_centers),
+         "QMIN": qmin, "QMAX": qmax}
+    d.update(zip(("XN", "XY", "XX", "XC"), _image_strides(p.batch, p.in_h, p.in_w, p.in_c, p.nchw)))
+    d.update(zip(("ON", "OY", "OX", "OC"), _image_strides(p.batch, p.out_h, p.out_w, p.out_c, p.nchw)))
+    d.update(float_io(x))
     ctx.emit("resize.cl", d, [ctx.input(0)], [ctx.output(0)], (p.in_c, p.out_w, p.batch * p.out_h))
 
 
-# ---- the operation --------------------------------------------------------------------------------------
+def lower_resize_bilinear(ctx: LoweringContext) -> None:
+    _lower_resize(ctx, nearest=False)
+
+
+def lower_resize_nearest_neighbor(ctx: LoweringContext) -> None:
+    _lower_resize(ctx, nearest=True)
+
+
+# ---- the operations -------------------------------------------------------------------------------------
 
 @operation(OperationType.RESIZE_BILINEAR, signature=RESIZE_BILINEAR_SIGNATURE, reference=resize_bilinear_reference,
-           lower=lower_resize_bilinear, supports=resize_bilinear_supported)
+           lower=lower_resize_bilinear, supports=resize_supported)
 def resize_bilinear(inputs: list[TensorInfo], outputs: list[TensorInfo]) -> ResizeParams:
     return decode_resize(inputs, outputs, "RESIZE_BILINEAR")
+
+
+@operation(OperationType.RESIZE_NEAREST_NEIGHBOR, signature=RESIZE_NEAREST_NEIGHBOR_SIGNATURE,
+           reference=resize_nearest_neighbor_reference, lower=lower_resize_nearest_neighbor, supports=resize_supported)
+def resize_nearest_neighbor(inputs: list[TensorInfo], outputs: list[TensorInfo]) -> ResizeParams:
+    return decode_resize(inputs, outputs, "RESIZE_NEAREST_NEIGHBOR")

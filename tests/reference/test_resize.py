@@ -1,5 +1,6 @@
-"""RESIZE_BILINEAR on the reference device: AOSP conformance values, hand-worked align_corners /
-half_pixel_centers cases, and a float64 per-element implementation of operations.md op 23."""
+"""RESIZE_BILINEAR and RESIZE_NEAREST_NEIGHBOR on the reference device: AOSP conformance values,
+hand-worked align_corners / half_pixel_centers cases, a float64 per-element implementation of
+operations.md op 23 and a scalar fp32 one of op 94."""
 from __future__ import annotations
 
 import math
@@ -15,7 +16,8 @@ F32, F16, Q8A, Q8AS = T.TENSOR_FLOAT32, T.TENSOR_FLOAT16, T.TENSOR_QUANT8_ASYMM,
 INVALID = ErrorStatus.INVALID_ARGUMENT
 
 
-def resize(x, w, h, itype=F32, scale=0.0, zp=0, nchw=None, align=None, half=None, by_scale=False):
+def resize(x, w, h, itype=F32, scale=0.0, zp=0, nchw=None, align=None, half=None, by_scale=False,
+           op=O.RESIZE_BILINEAR):
     x = np.asarray(x)
     if by_scale:
         mk = (lambda v: Const(F16S, v)) if itype == F16 else f32
@@ -26,7 +28,7 @@ def resize(x, w, h, itype=F32, scale=0.0, zp=0, nchw=None, align=None, half=None
         if flag is None:
             break
         ins.append(boolean(flag))
-    return run1(O.RESIZE_BILINEAR, ins, Out(itype, [], scale, zp), x)
+    return run1(op, ins, Out(itype, [], scale, zp), x)
 
 
 def resize_ref(x, out_h, out_w, align=False, half=False):
@@ -119,3 +121,95 @@ def test_resize_zero_batch():
     (r,) = run_executor(O.RESIZE_BILINEAR, [In(Q8A, [0, 2, 2, 1], 0.5, 1), i32(3), i32(4)], [Out(Q8A, [], 0.5, 1)],
                         [np.zeros((0, 2, 2, 1), np.uint8)])
     assert r.shape == (0, 4, 3, 1)
+
+
+# ---- RESIZE_NEAREST_NEIGHBOR ----------------------------------------------------------------------------
+
+def nearest(x, w, h, itype=F32, scale=0.0, zp=0, nchw=False, align=None, half=None, by_scale=False):
+    return resize(x, w, h, itype, scale, zp, nchw, align, half, by_scale, op=O.RESIZE_NEAREST_NEIGHBOR)
+
+
+def nearest_ref(x, out_h, out_w, align=False, half=False):
+    """Op 94 element by element, with the fp32 scale and source position of the reference (NHWC)."""
+    n, in_h, in_w, c = x.shape
+
+    def index(o, in_size, out_size):
+        s = np.float32(in_size - 1) / np.float32(out_size - 1) if align and out_size > 1 else \
+            np.float32(in_size) / np.float32(out_size)
+        src = float((np.float32(o) + np.float32(0.5)) * s if half else np.float32(o) * s)
+        i = min(int(math.floor(src + 0.5)) if align else math.floor(src), in_size - 1)
+        return max(i, 0) if half else i
+
+    out = np.zeros((n, out_h, out_w, c), x.dtype)
+    for oy in range(out_h):
+        for ox in range(out_w):
+            out[:, oy, ox] = x[:, index(oy, in_h, out_h), index(ox, in_w, out_w)]
+    return out
+
+
+# resize_nearest_neighbor.mod.py TESTs 1-3: (input, size, scale, expected)
+NN_SPEC = [
+    ([1, 2, 3, 4], (2, 2), (1, 1), 0.5, [1]),
+    ([1, 2, 3, 4], (2, 2), (3, 3), 1.5, [1, 1, 2, 1, 1, 2, 3, 3, 4]),
+    ([1, 2, 3, 4, 5, 6, 7, 8, 9], (3, 3), (2, 2), 0.8, [1, 2, 4, 5]),
+]
+
+
+@pytest.mark.parametrize("spec", range(len(NN_SPEC)))
+def test_nearest_cts(spec):
+    values, (h, w), (oh, ow), s, want = NN_SPEC[spec]
+    x = np.array(values, np.float32).reshape(1, h, w, 1)
+    want = np.array(want, np.float32).reshape(1, oh, ow, 1)
+    np.testing.assert_array_equal(nearest(x, ow, oh), want)
+    np.testing.assert_array_equal(nearest(x, s, s, by_scale=True), want)
+    np.testing.assert_array_equal(nearest(x.transpose(0, 3, 1, 2), ow, oh, nchw=True), want.transpose(0, 3, 1, 2))
+    q = (x * 4 + 100).astype(np.uint8)     # the quant8 variation (0.25, 100): values copied unchanged
+    np.testing.assert_array_equal(nearest(q, ow, oh, Q8A, 0.25, 100), (want * 4 + 100).astype(np.uint8))
+    r16 = nearest(x.astype(np.float16), s, s, F16, by_scale=True)
+    assert r16.dtype == np.float16
+    np.testing.assert_array_equal(r16, want.astype(np.float16))
+
+
+def test_nearest_align_corners_and_half_pixel_hand_worked():
+    x = np.array([0, 10, 20, 30], np.float32).reshape(1, 1, 4, 1)
+    # 4 → 3, plain: scale 4/3, src 0, 1.33, 2.67 → floor 0, 1, 2
+    np.testing.assert_array_equal(nearest(x, 3, 1).ravel(), [0, 10, 20])
+    # align_corners: scale 3/2 = 1.5, src 0, 1.5, 3 → roundf (ties away) 0, 2, 3
+    np.testing.assert_array_equal(nearest(x, 3, 1, align=True).ravel(), [0, 20, 30])
+    # half_pixel: src (o + 0.5)·4/3 = 0.67, 2, 3.33 → floor 0, 2, 3
+    np.testing.assert_array_equal(nearest(x, 3, 1, align=False, half=True).ravel(), [0, 20, 30])
+    # upsampling 4 → 8 with half_pixel: src (o + 0.5)/2 = 0.25, 0.75, 1.25 … 3.75 → 0, 0, 1, 1, 2, 2, 3, 3
+    np.testing.assert_array_equal(nearest(x, 8, 1, align=False, half=True).ravel(), [0, 0, 10, 10, 20, 20, 30, 30])
+    # align_corners, 4 → 1: scale in/out = 4 (out − 1 = 0), src 0 → 0
+    np.testing.assert_array_equal(nearest(x, 1, 1, align=True).ravel(), [0])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_nearest_random(seed):
+    rng = np.random.default_rng(100 + seed)
+    n, h, w, c = (int(v) for v in rng.integers(1, 6, size=4))
+    oh, ow = (int(v) for v in rng.integers(1, 12, size=2))
+    align, half = [(False, False), (True, False), (False, True)][seed % 3]
+    x = rng.normal(0, 10, size=(n, h, w, c)).astype(np.float32)
+    want = nearest_ref(x, oh, ow, align, half)
+    if seed % 2:
+        r = nearest(x.transpose(0, 3, 1, 2), ow, oh, nchw=True, align=align, half=half).transpose(0, 2, 3, 1)
+    else:
+        r = nearest(x, ow, oh, align=align, half=half)
+    np.testing.assert_array_equal(r, want)
+    q = rng.integers(-128, 128, size=(n, h, w, c)).astype(np.int8)
+    np.testing.assert_array_equal(nearest(q, ow, oh, Q8AS, 0.1, -3, False, align, half), nearest_ref(q, oh, ow, align, half))
+
+
+def test_nearest_invalid():
+    x = np.zeros((1, 2, 2, 1), np.float32)
+    expect_status(INVALID, nearest, x, 3, 3, nchw=False, align=True, half=True)
+    expect_status(INVALID, nearest, x, 3, 0)
+    expect_status(INVALID, nearest, x, 0.4, 1.0, by_scale=True)   # floor(2·0.4) = 0
+    expect_status(INVALID, nearest, x, 3, 3, nchw=None)            # the layout flag is required
+
+
+def test_nearest_zero_batch():
+    (r,) = run_executor(O.RESIZE_NEAREST_NEIGHBOR, [In(F16, [0, 2, 2, 3]), i32(5), i32(4), boolean(False)],
+                        [Out(F16, [])], [np.zeros((0, 2, 2, 3), np.float16)])
+    assert r.shape == (0, 4, 5, 3) and r.dtype == np.float16

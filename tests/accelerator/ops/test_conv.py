@@ -1,10 +1,15 @@
-"""CONV_2D and DEPTHWISE_CONV_2D on each accelerator device vs the reference: odd sizes, batch > 1,
-strides, dilation, explicit and implicit (SAME/VALID) padding, every fused activation, zero points.
-Quant8: exact.  NCHW layout is refused."""
+"""CONV_2D, DEPTHWISE_CONV_2D, GROUPED_CONV_2D and TRANSPOSE_CONV_2D on each accelerator device vs the
+reference: odd sizes, batch > 1, strides, dilation, explicit and implicit (SAME/VALID) padding, every
+fused activation, zero points.  Quantized results: exact.  CONV_2D / DEPTHWISE_CONV_2D refuse the
+NCHW layout; GROUPED_CONV_2D and TRANSPOSE_CONV_2D run every type (per-channel filters included),
+both layouts, and filters and biases given as model inputs."""
 import numpy as np
 import pytest
 
-from .harness import check_op
+import gpu_driver
+from gpu_driver.hal.model import SymmPerChannelQuantParams
+
+from .harness import check_op, compare
 from .models import F32, I32T, OP, OT, Q8A, Const, In, Out, Scalar, i32, single_op
 
 # (n, h, w, ci, co_or_multiplier, kh, kw, stride, dilation, padding, act); padding = 4-tuple or code
@@ -66,3 +71,136 @@ def test_nchw_refused(accelerator):
             Scalar(OT.BOOL, True)]
     model, _ = single_op(OP.CONV_2D, args, [Out(F32)])
     assert accelerator.get_supported_operations(model) == [False]
+
+
+# ---- GROUPED_CONV_2D and TRANSPOSE_CONV_2D: every type ------------------------------------------------
+
+F16, Q8AS, PC8 = OT.TENSOR_FLOAT16, OT.TENSOR_QUANT8_ASYMM_SIGNED, OT.TENSOR_QUANT8_SYMM_PER_CHANNEL
+KINDS = ["float32", "float16", "quant8", "quant8_signed", "perchannel", "perchannel_signed"]
+# (input, filter, output) quantization of the 8-bit kinds: (scale, zero point)
+QUANT = {Q8A: ((0.5, 127), (0.03, 120), (0.7, 100)), Q8AS: ((0.5, -1), (0.03, 5), (0.7, -20))}
+
+
+def _general_model(op, kind, x_shape, w_shape, scalars, rng, weights_as_inputs=False):
+    """A one-op model (input, filter, bias, ``scalars``) and its random feeds.  ``scalars``: ints (INT32),
+    bools (BOOL) or a list (a TENSOR_INT32 constant: TRANSPOSE_CONV_2D's output shape)."""
+    m = gpu_driver.ModelBuilder()
+    feeds = []
+
+    def tensor(type, value, scale=0.0, zp=0, cq=None, as_input=True):
+        if as_input:
+            feeds.append(value)
+            return m.add_input(type, value.shape, scale, zp, cq)
+        return m.add_constant(type, value.shape, value, scale, zp, cq)
+
+    co = w_shape[0]
+    if kind.startswith("float"):
+        t = F16 if kind == "float16" else F32
+        dtype = np.float16 if t == F16 else np.float32
+        args = [tensor(t, rng.uniform(-1, 1, x_shape).astype(dtype)),
+                tensor(t, rng.uniform(-1, 1, w_shape).astype(dtype), as_input=weights_as_inputs),
+                tensor(t, rng.uniform(-1, 1, co).astype(dtype), as_input=weights_as_inputs)]
+        out = m.add_operand(t, ())
+    else:
+        t = Q8AS if kind.endswith("signed") else Q8A
+        (s_in, z_in), (s_w, z_w), (s_out, z_out) = QUANT[t]
+        lo, dtype = (-128, np.int8) if t == Q8AS else (0, np.uint8)
+        x = tensor(t, rng.integers(lo, lo + 256, x_shape).astype(dtype), s_in, z_in)
+        if kind.startswith("perchannel"):
+            scales = [float(v) for v in rng.uniform(0.01, 0.05, co)]
+            w = tensor(PC8, rng.integers(-127, 128, w_shape).astype(np.int8), cq=SymmPerChannelQuantParams(scales, 0),
+                       as_input=weights_as_inputs)
+            b_scale = 0.0
+        else:
+            w = tensor(t, rng.integers(lo, lo + 256, w_shape).astype(dtype), s_w, z_w, as_input=weights_as_inputs)
+            b_scale = s_in * s_w
+        b = tensor(I32T, rng.integers(-800, 800, co).astype(np.int32), b_scale, as_input=weights_as_inputs)
+        args = [x, w, b]
+        out = m.add_operand(t, (), s_out, z_out)
+    for v in scalars:
+        if isinstance(v, list):
+            args.append(m.add_constant(I32T, (len(v),), np.array(v, np.int32)))
+        else:
+            args.append(m.add_scalar(OT.BOOL if isinstance(v, bool) else OT.INT32, v))
+    m.add_operation(op, args, [out])
+    m.set_outputs([out])
+    return m.finish(), feeds
+
+
+def _check_general(accelerator, op, kind, x_shape, w_shape, scalars, rng, weights_as_inputs=False, what=""):
+    model, feeds = _general_model(op, kind, x_shape, w_shape, scalars, rng, weights_as_inputs)
+    assert all(accelerator.get_supported_operations(model)), f"{op.name} {kind} {what}: not supported"
+    tol = dict(atol=1e-2, rtol=1e-2) if kind == "float16" else dict(atol=1e-4)
+    compare(accelerator, model, feeds, what=f"{op.name} {kind} {what}", **tol)
+
+
+def _image(n, h, w, c, nchw):
+    return (n, c, h, w) if nchw else (n, h, w, c)
+
+
+GROUPED_CASES = [
+    # (n, h, w, ci, co, groups, kh, kw, stride (w, h), padding: 4-tuple or code, act, nchw)
+    (1, 5, 6, 4, 6, 2, 3, 3, (1, 1), (1, 1, 1, 1), 0, False),
+    (2, 7, 5, 6, 9, 3, 2, 3, (2, 1), 1, 1, True),
+    (1, 6, 6, 3, 3, 3, 3, 2, (2, 2), 2, 3, False),
+]
+
+
+def _breadth(cases):
+    """(case, kind) pairs: every kind on the first case, one quantized kind on the others; the rest slow."""
+    return [pytest.param(c, k, marks=() if i == 0 or k == "quant8_signed" else pytest.mark.slow)
+            for i, c in enumerate(cases) for k in KINDS]
+
+
+@pytest.mark.parametrize("case,kind", _breadth(GROUPED_CASES))
+def test_grouped_conv2d(accelerator, kind, case):
+    n, h, w, ci, co, g, kh, kw, (sw, sh), padding, act, nchw = case
+    pad = list(padding) if isinstance(padding, tuple) else [padding]
+    _check_general(accelerator, OP.GROUPED_CONV_2D, kind, _image(n, h, w, ci, nchw), (co, kh, kw, ci // g),
+                   [*pad, sw, sh, g, act, nchw], np.random.default_rng(21), what=str(case))
+
+
+TRANSPOSE_CASES = [
+    # (n, h, w, ci, co, kh, kw, stride (w, h), padding: (l, r, t, b) or (code, out_h, out_w), act, nchw)
+    (1, 3, 4, 2, 3, 3, 3, (2, 2), (1, 1, 0, 2), 0, False),
+    (2, 2, 3, 3, 5, 2, 3, (3, 2), (1, 5, 7), 1, True),
+    (1, 4, 3, 1, 4, 3, 2, (1, 1), (2, 6, 4), 3, False),
+    (1, 3, 3, 2, 2, 4, 4, (2, 3), (2, -1, 0, 1), 2, True),
+]
+
+
+def _transpose_scalars(case):
+    n, h, w, ci, co, kh, kw, (sw, sh), padding, act, nchw = case
+    if len(padding) == 3:
+        code, oh, ow = padding
+        pad = [list(_image(n, oh, ow, co, nchw)), code]
+    else:
+        pad = list(padding)
+    return [*pad, sw, sh, act, nchw]
+
+
+@pytest.mark.parametrize("case,kind", _breadth(TRANSPOSE_CASES))
+def test_transpose_conv2d(accelerator, kind, case):
+    n, h, w, ci, co, kh, kw, _, _, _, nchw = case
+    _check_general(accelerator, OP.TRANSPOSE_CONV_2D, kind, _image(n, h, w, ci, nchw), (co, kh, kw, ci),
+                   _transpose_scalars(case), np.random.default_rng(22), what=str(case))
+
+
+@pytest.mark.parametrize("kind", ["perchannel_signed", pytest.param("float16", marks=pytest.mark.slow)])
+def test_weights_as_inputs(accelerator, kind):
+    rng = np.random.default_rng(23)
+    _check_general(accelerator, OP.GROUPED_CONV_2D, kind, (1, 5, 5, 4), (4, 3, 3, 2), [1, 1, 1, 2, 1, False], rng,
+                   weights_as_inputs=True)
+    case = TRANSPOSE_CASES[0]
+    _check_general(accelerator, OP.TRANSPOSE_CONV_2D, kind, (1, 3, 4, 2), (3, 3, 3, 2), _transpose_scalars(case),
+                   rng, weights_as_inputs=True)
+
+
+def test_transpose_conv_float_range(accelerator):
+    # activation NONE clamps to ±FLT_MAX as AOSP; NaN stays NaN (reference and kernel alike)
+    x = np.array([3e38, -3e38, np.nan, 1.0], np.float32).reshape(1, 1, 4, 1)
+    args = [In(F32, x.shape), Const(F32, np.full((1, 1, 1, 1), 2.0)), Const(F32, [0.0]), i32(0), i32(0), i32(0),
+            i32(0), i32(1), i32(1), i32(0), Scalar(OT.BOOL, False)]
+    act, exp = check_op(accelerator, OP.TRANSPOSE_CONV_2D, args, [Out(F32)], data=[x])
+    fmax = np.finfo(np.float32).max
+    assert act[0].ravel()[0] == fmax and act[0].ravel()[1] == -fmax and np.isnan(act[0].ravel()[2])

@@ -1,0 +1,75 @@
+/* GROUPED_CONV_2D (TRANSPOSE 0) and TRANSPOSE_CONV_2D (TRANSPOSE 1): one work item per output element,
+ * (GLOBAL_ID 0, 1, 2) = (output channel co, output x, n*OH + oy); every type, either layout.
+ * Element (n, y, x, c) of the input is in[n*XN + y*XY + x*XX + c*XC], of the output
+ * out[n*ON + y*OY + x*OX + c*OC] (the strides encode NHWC or NCHW).
+ * w: the filter as stored, [CO][KH][KW][CIG] (type WT); bias: [CO] (type BT).
+ * Group of co = co / COG; it reads input channels [group*CIG, (group+1)*CIG) (TRANSPOSE: one group).
+ * Tap (ky, kx) reads input row iy = oy*SH - PT + ky (gather form), or, with TRANSPOSE, the row iy
+ * with iy*SH - PT + ky = oy (the scatter form read backwards; no such row = no contribution);
+ * columns likewise with SW, PL.  Out-of-range rows/columns contribute nothing.
+ * Float (QUANT 0): LOAD/STORE, W_LOAD, B_LOAD read the input/output, filter and bias as float
+ * (half or plain storage); fp32 accumulation, + bias, clamp to [ACT_FMIN, ACT_FMAX] as
+ * std::max(std::min(v, hi), lo) (NaN stays NaN).
+ * QUANT 1: int32 accumulation of (x - ZX)(w - ZW); + bias; qp = [CO multipliers, CO shifts];
+ * out = clamp(ZO + MBQM(acc, m, s), ACT_MIN, ACT_MAX). */
+KERNEL void ${KERNEL_NAME}(GLOBAL const ${T}* RESTRICT in, GLOBAL const ${WT}* RESTRICT w,
+                           GLOBAL const ${BT}* RESTRICT bias,
+#if ${QUANT}
+                           GLOBAL const int* RESTRICT qp,
+#endif
+                           GLOBAL ${T}* RESTRICT out) {
+    const int co = GLOBAL_ID(0);
+    const int ox = GLOBAL_ID(1);
+    const int row = GLOBAL_ID(2);
+    if (co >= ${CO} || ox >= ${OW} || row >= ${ROWS}) return;
+    const int n = row / ${OH};
+    const int oy = row % ${OH};
+    GLOBAL const ${T}* xn = in + n * ${XN} + (co / ${COG}) * ${CIG} * ${XC};
+    GLOBAL const ${WT}* wo = w + co * (${KH} * ${KW} * ${CIG});
+#if ${QUANT}
+    int acc = 0;
+#else
+    float acc = 0.0f;
+#endif
+    for (int ky = 0; ky < ${KH}; ++ky) {
+#if ${TRANSPOSE}
+        const int ty = oy + ${PT} - ky;
+        const int iy = ty / ${SH};
+        if (ty < 0 || iy * ${SH} != ty || iy >= ${H}) continue;
+#else
+        const int iy = oy * ${SH} - ${PT} + ky;
+        if (iy < 0 || iy >= ${H}) continue;
+#endif
+        for (int kx = 0; kx < ${KW}; ++kx) {
+#if ${TRANSPOSE}
+            const int tx = ox + ${PL} - kx;
+            const int ix = tx / ${SW};
+            if (tx < 0 || ix * ${SW} != tx || ix >= ${W}) continue;
+#else
+            const int ix = ox * ${SW} - ${PL} + kx;
+            if (ix < 0 || ix >= ${W}) continue;
+#endif
+            GLOBAL const ${T}* xp = xn + iy * ${XY} + ix * ${XX};
+            GLOBAL const ${WT}* wp = wo + (ky * ${KW} + kx) * ${CIG};
+            for (int c = 0; c < ${CIG}; ++c) {
+#if ${QUANT}
+                acc += ((int)xp[c * ${XC}] - ${ZX}) * ((int)wp[c] - ${ZW});
+#else
+                acc += ${LOAD}(xp, c * ${XC}) * ${W_LOAD}(wp, c);
+#endif
+            }
+        }
+    }
+    const int o = n * ${ON} + oy * ${OY} + ox * ${OX} + co * ${OC};
+#if ${QUANT}
+    int q = ${ZO} + MBQM(acc + bias[co], qp[co], qp[${CO} + co]);
+    q = q < ${ACT_MIN} ? ${ACT_MIN} : q;
+    q = q > ${ACT_MAX} ? ${ACT_MAX} : q;
+    out[o] = (${T})q;
+#else
+    float v = acc + ${B_LOAD}(bias, co);
+    v = ${ACT_FMAX} < v ? ${ACT_FMAX} : v;
+    v = v < ${ACT_FMIN} ? ${ACT_FMIN} : v;
+    ${STORE}(out, o, v);
+#endif
+}
