@@ -1,5 +1,6 @@
-"""``gpu-driver``: list devices (``info``), benchmark them against the reference device (``bench``), and
-measure the capability figures they report (``calibrate``)."""
+"""``gpu-driver``: list devices (``info``), run a TF Lite model (``run``), benchmark devices — the zoo
+MobileNets against the reference device, or ``.tflite`` models against TF Lite on the CPU
+(``bench``) — and measure the capability figures they report (``calibrate``)."""
 from __future__ import annotations
 
 import argparse
@@ -46,8 +47,81 @@ def _calibrate(args) -> int:
     return 0
 
 
+def _progress(message: str) -> None:
+    print(f"  … {message}", file=sys.stderr, flush=True)
+
+
+def _parse_range(text: str) -> tuple[float, float]:
+    try:
+        lo, hi = (float(v) for v in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected LOW,HIGH, got {text!r}") from None
+    if not lo < hi:
+        raise argparse.ArgumentTypeError(f"LOW must be below HIGH, got {text!r}")
+    return lo, hi
+
+
+def _run(args) -> int:
+    import numpy as np
+
+    from . import tflite
+    from .mlts.session import random_inputs
+
+    device = get_device(args.device) if args.device else get_device()
+    imported = tflite.load_model(args.model)
+    given = {}
+    for item in args.input or []:
+        name, _, path = item.partition("=")
+        if not path:
+            raise SystemExit(f"gpu-driver: --input expects NAME=FILE.npy, got {item!r}")
+        given[name] = np.load(path)
+    feed = random_inputs(imported.inputs, *args.range)
+    for k, spec in enumerate(imported.inputs):
+        if spec.name in given:
+            feed[k] = np.asarray(given.pop(spec.name), dtype=spec.dtype)
+    if given:
+        raise SystemExit(f"gpu-driver: no model input named {', '.join(given)} "
+                         f"(inputs: {', '.join(s.name for s in imported.inputs)})")
+    t0 = time.perf_counter()
+    prepared = device.prepare_model(imported.model)
+    prep = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    outputs = prepared.execute(feed)
+    run_ms = (time.perf_counter() - t0) * 1e3
+    print(f"{args.model} on {device.name}: prepared in {prep:.2f} s, executed in {run_ms:.2f} ms")
+    for spec, out in zip(imported.outputs, outputs):
+        out = np.asarray(out)
+        print(f"  {spec.name}: shape {list(out.shape)} {out.dtype}, min {out.min(initial=0):.4g}, "
+              f"max {out.max(initial=0):.4g}, mean {out.mean() if out.size else 0:.4g}")
+    if args.output:
+        np.savez(args.output, **{spec.name: np.asarray(o) for spec, o in zip(imported.outputs, outputs)})
+        print(f"outputs written to {args.output}")
+    return 0
+
+
+def _bench_models(args, device) -> int:
+    from .mlts.report import html_report, table
+    from .mlts.session import ModelResult, benchmark_model
+
+    results = []
+    for path in args.models:
+        try:
+            results.append(benchmark_model(path, device, runs=args.runs, compare=args.compare, threads=args.threads,
+                                           input_range=args.range, progress=_progress))
+        except DriverError as exc:
+            results.append(ModelResult(path, device.name, 0, 0.0, None, None, None, None, [], error=str(exc)))
+    print(table(results))
+    if args.html:
+        with open(args.html, "w") as f:
+            f.write(html_report(results))
+        print(f"report written to {args.html}")
+    return 0 if all(r.error is None and all(v.verdict != "fail" for v in r.accuracy) for r in results) else 1
+
+
 def _bench(args) -> int:
     device = get_device(args.device) if args.device else get_device()
+    if args.models:
+        return _bench_models(args, device)
     reference = get_device("reference")
     if args.quick:
         cases = [models.mobilenet_v1(0.25, 96), models.mobilenet_v2(0.25, 96)]
@@ -75,14 +149,29 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="gpu-driver", description="gpu_driver devices and benchmarks")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("info", help="list devices with type, version string and capabilities")
-    bench = sub.add_parser("bench", help="MobileNet v1/v2 latency on a device vs the reference device")
+    run = sub.add_parser("run", help="run a .tflite model once and summarise its outputs")
+    run.add_argument("model", help="a .tflite file")
+    run.add_argument("--device", help="device name (default: the best device)")
+    run.add_argument("--input", action="append", metavar="NAME=FILE.npy", help="an input's value (default: random)")
+    run.add_argument("--range", type=_parse_range, default=(0.0, 1.0), metavar="LOW,HIGH",
+                     help="range of random float inputs (default 0,1)")
+    run.add_argument("--output", metavar="FILE.npz", help="save the outputs, by name")
+    bench = sub.add_parser("bench", help="latency of .tflite models (vs LiteRT with --compare litert); without "
+                                         "models: MobileNet v1/v2 on a device vs the reference device")
+    bench.add_argument("models", nargs="*", metavar="MODEL.tflite")
     bench.add_argument("--device", help="device name (default: the best device)")
     bench.add_argument("--quick", action="store_true", help="small models (0.25 width, 96×96), few repeats")
+    bench.add_argument("--compare", choices=["litert"], help="time and check against TF Lite on the CPU (LiteRT)")
+    bench.add_argument("--runs", type=int, default=50, help="timed executions per model (default 50)")
+    bench.add_argument("--threads", type=int, default=2, help="LiteRT threads (default 2)")
+    bench.add_argument("--range", type=_parse_range, default=(0.0, 1.0), metavar="LOW,HIGH",
+                       help="range of random float inputs (default 0,1)")
+    bench.add_argument("--html", metavar="FILE", help="write a self-contained HTML report")
     calibrate = sub.add_parser("calibrate", help="re-measure the capability figures of accelerator devices")
     calibrate.add_argument("--device", help="one device name (default: every accelerator device)")
     args = parser.parse_args(argv)
     try:
-        return {"info": _info, "bench": _bench, "calibrate": _calibrate}[args.command](args)
+        return {"info": _info, "run": _run, "bench": _bench, "calibrate": _calibrate}[args.command](args)
     except DriverError as exc:
         print(f"gpu-driver: error: {exc}", file=sys.stderr)
         return 2

@@ -22,7 +22,9 @@ PRODUCTION = [PACKAGE, ROOT / "opencl_kernels", ROOT / "cuda_kernels"]
 #: where an operation may be named besides its family module, its kernel source and one helper:
 #: the enum and the model builders
 NAMING_EXEMPT = {"gpu_driver/hal/types.py", "gpu_driver/zoo.py", "gpu_driver/calibration.py",
-                 "gpu_driver/builder.py"}
+                 "gpu_driver/builder.py",
+                 # the TF Lite operator → NNAPI operation table names operations by nature
+                 "gpu_driver/tflite/operators.py"}
 
 
 def _module_name(path: Path) -> str:

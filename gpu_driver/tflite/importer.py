@@ -1,0 +1,269 @@
+"""TF Lite subgraphs → NNAPI models: tensors become operands, operators become operations.
+
+:class:`Emitter` owns the NNAPI model under construction (a :class:`gpu_driver.builder.ModelBuilder`)
+and the mapping from TF Lite tensors to operands; the per-operator converters live in
+``gpu_driver/tflite/operators.py``.  Constant work is done at import: float16 (or quantized)
+constants behind DEQUANTIZE and sparse constants behind DENSIFY become dense constant operands.
+Every operator that cannot be expressed is collected, and the import then fails with one
+DriverError(INVALID_ARGUMENT) listing each (index, name, why).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..builder import ModelBuilder
+from ..errors import DriverError, invalid
+from ..hal.model import Model, SymmPerChannelQuantParams
+from ..hal.types import OperandType as T, OperationType
+from .reader import Subgraph, Tensor, TfliteModel
+
+
+class Unsupported(Exception):
+    """An operator (or one of its tensors) has no NNAPI equivalent; the message says why."""
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    """A model input or output as the TF Lite file names it: -1 in ``shape`` = unknown until execution."""
+
+    name: str
+    shape: tuple[int, ...]
+    dtype: np.dtype
+
+
+@dataclass
+class ImportedModel:
+    """What :func:`gpu_driver.tflite.load_model` returns."""
+
+    model: Model
+    inputs: list[TensorSpec]
+    outputs: list[TensorSpec]
+
+
+def densify(tensor: Tensor) -> np.ndarray:
+    """A sparse constant (TACO format: traversal order, dense/CSR dimension metadata, block map) as a
+    dense array of the tensor's shape."""
+    sp = tensor.sparse
+    order = [int(d) for d in sp.TraversalOrderAsNumpy()]
+    block_map = [int(d) for d in sp.BlockMapAsNumpy()] if not sp.BlockMapIsNone() else []
+    rank = len(tensor.shape)
+    dims = []
+    for k in range(sp.DimMetadataLength()):
+        meta = sp.DimMetadata(k)
+        if meta.Format() == 0:  # DENSE
+            dims.append(("dense", int(meta.DenseSize()), None, None))
+        else:
+            seg = meta.ArraySegments()
+            idx = meta.ArrayIndices()
+            seg_cls, idx_cls = _index_vector_class(meta.ArraySegmentsType()), _index_vector_class(meta.ArrayIndicesType())
+            s, i = seg_cls(), idx_cls()
+            s.Init(seg.Bytes, seg.Pos)
+            i.Init(idx.Bytes, idx.Pos)
+            dims.append(("sparse", 0, [int(v) for v in s.ValuesAsNumpy()], [int(v) for v in i.ValuesAsNumpy()]))
+    # expanded (blocked) shape: the original dims, then one per block map entry
+    block_sizes = [dims[rank + j][1] for j in range(len(block_map))]
+    expanded = list(tensor.shape)
+    for j, d in enumerate(block_map):
+        expanded[d] //= block_sizes[j]
+    expanded += block_sizes
+    out = np.zeros(expanded, dtype=tensor.data.dtype)
+    values = tensor.data.reshape(-1)
+    pos = [0]
+    coord = [0] * len(order)
+
+    def walk(level: int, parent: int) -> None:
+        kind, size, segments, indices = dims[level]
+        if kind == "dense":
+            children = [(c, parent * size + c) for c in range(size)]
+        else:
+            children = [(indices[p], p) for p in range(segments[parent], segments[parent + 1])]
+        for c, child in children:
+            coord[order[level]] = c
+            if level + 1 == len(order):
+                out[tuple(coord)] = values[pos[0]]
+                pos[0] += 1
+            else:
+                walk(level + 1, child)
+
+    walk(0, 0)
+    if block_map:  # fold each block dimension back into its original dimension
+        perm, shape = [], []
+        for d in range(rank):
+            perm.append(d)
+            shape.append(tensor.shape[d])
+            if d in block_map:
+                perm.append(rank + block_map.index(d))
+        out = out.transpose(perm).reshape(tensor.shape)
+    return out.reshape(tensor.shape)
+
+
+def _index_vector_class(kind: int):
+    import tflite
+
+    names = {1: "Int32Vector", 2: "Uint16Vector", 3: "Uint8Vector"}
+    if kind not in names:
+        raise Unsupported(f"sparse index vector type {kind}")
+    return getattr(tflite, names[kind])
+
+
+class Emitter:
+    """The NNAPI model being built for one TF Lite subgraph."""
+
+    def __init__(self, model: TfliteModel, subgraph: Subgraph, builder: ModelBuilder, converters: dict):
+        self.tfl = model
+        self.sg = subgraph
+        self.b = builder
+        self.converters = converters
+        self.operands: dict[int, int] = {}           # TF Lite tensor -> operand
+        self.folded: dict[int, np.ndarray] = {}       # TF Lite tensor -> value computed at import
+        self.outputs = set(subgraph.outputs)
+
+    # ---- tensors -----------------------------------------------------------------------------------
+    def tensor(self, i: int) -> Tensor:
+        return self.sg.tensors[i]
+
+    def value(self, i: int) -> np.ndarray | None:
+        """The constant value of tensor ``i`` (folded or stored), None for activations."""
+        if i < 0:
+            return None
+        if i in self.folded:
+            return self.folded[i]
+        t = self.tensor(i)
+        if t.sparse is not None:
+            return None
+        return t.data
+
+    def operand_type(self, t: Tensor, value: np.ndarray | None = None) -> tuple[T, float, int, object]:
+        """(operand type, scale, zero point, per-channel params) of a TF Lite tensor."""
+        q = t.quantization
+        name = t.type_name
+        if value is not None and value.dtype == np.float32 and name in ("FLOAT16", "INT8", "UINT8"):
+            return T.TENSOR_FLOAT32, 0.0, 0, None  # a folded DEQUANTIZE / DENSIFY result
+        if name == "FLOAT32":
+            return T.TENSOR_FLOAT32, 0.0, 0, None
+        if name == "FLOAT16":
+            return T.TENSOR_FLOAT16, 0.0, 0, None
+        if name == "BOOL":
+            return T.TENSOR_BOOL8, 0.0, 0, None
+        if name in ("INT32", "INT64"):
+            return T.TENSOR_INT32, (q.scales[0] if q and len(q.scales) == 1 else 0.0), 0, None
+        if q is None:
+            raise Unsupported(f"tensor {t.index} ({t.name}) of type {name} has no quantization parameters")
+        if name == "UINT8":
+            return T.TENSOR_QUANT8_ASYMM, q.scales[0], q.zero_points[0], None
+        if name == "INT8":
+            if len(q.scales) > 1:
+                return T.TENSOR_QUANT8_SYMM_PER_CHANNEL, 0.0, 0, SymmPerChannelQuantParams(q.scales, q.dimension)
+            return T.TENSOR_QUANT8_ASYMM_SIGNED, q.scales[0], q.zero_points[0], None
+        if name == "INT16":
+            return T.TENSOR_QUANT16_SYMM, q.scales[0], 0, None
+        raise Unsupported(f"tensor {t.index} ({t.name}) has type {name}, which NNAPI does not have")
+
+    def shape_of(self, i: int) -> list[int]:
+        """NNAPI dimensions of tensor ``i``: 0 for a dimension unknown until execution; a TF Lite
+        scalar (rank 0) becomes [1], since NNAPI reads empty dimensions as "rank unknown"."""
+        t = self.tensor(i)
+        dims = t.signature if t.signature else t.shape
+        return [0 if d < 0 else d for d in dims] if dims else [1]
+
+    def operand(self, i: int) -> int:
+        """The operand of TF Lite tensor ``i`` (a constant, or the activation's operand), created once."""
+        if i in self.operands:
+            return self.operands[i]
+        t = self.tensor(i)
+        value = self.value(i)
+        otype, scale, zp, cq = self.operand_type(t, value)
+        if value is not None:
+            value = np.asarray(value)
+            if value.dtype == np.int64:
+                if value.size and (value.min() < -(1 << 31) or value.max() >= (1 << 31)):
+                    raise Unsupported(f"int64 constant {t.index} ({t.name}) does not fit int32")
+                value = value.astype(np.int32)
+            idx = self.b.add_constant(otype, list(t.shape) or [1], value.reshape(-1), scale, zp, cq)
+        else:
+            idx = self.b.add_operand(otype, self.shape_of(i), scale, zp, cq)
+        self.operands[i] = idx
+        return idx
+
+    def output(self, i: int) -> int:
+        """The operand an operator writes for TF Lite tensor ``i``."""
+        return self.operand(i)
+
+    def like(self, i: int, shape=None, otype: T | None = None) -> int:
+        """A new temporary with tensor ``i``'s type and quantization (and ``shape`` if given)."""
+        t = self.tensor(i)
+        ot, scale, zp, cq = self.operand_type(t)
+        return self.b.add_operand(otype or ot, list(self.shape_of(i) if shape is None else shape), scale, zp, cq)
+
+    # ---- operands of arguments ---------------------------------------------------------------------
+    def i32(self, v: int) -> int:
+        return self.b.add_scalar(T.INT32, int(v))
+
+    def boolean(self, v: bool) -> int:
+        return self.b.add_scalar(T.BOOL, bool(v))
+
+    def float_scalar(self, v: float, like: int) -> int:
+        """A FLOAT16 scalar for a float16 tensor ``like``, FLOAT32 otherwise."""
+        half = self.tensor(like).type_name == "FLOAT16" and self.value(like) is None
+        return self.b.add_scalar(T.FLOAT16 if half else T.FLOAT32, float(v))
+
+    def i32_vector(self, values) -> int:
+        values = np.asarray(values, dtype=np.int64).reshape(-1)
+        return self.b.add_constant(T.TENSOR_INT32, [values.size], values.astype(np.int32))
+
+    def constant(self, otype: T, value, scale: float = 0.0, zp: int = 0) -> int:
+        value = np.asarray(value)
+        return self.b.add_constant(otype, list(value.shape), value.reshape(-1), scale, zp)
+
+    def op(self, op_type: OperationType, inputs: list[int], outputs: list[int]) -> None:
+        self.b.add_operation(op_type, inputs, outputs)
+
+    def subgraph(self, index: int) -> int:
+        """A SUBGRAPH operand holding TF Lite subgraph ``index`` (an IF branch, a WHILE condition
+        or body), imported as a referenced NNAPI subgraph."""
+        if not 0 < index < len(self.tfl.subgraphs):
+            raise Unsupported(f"subgraph index {index} out of range")
+        child = ModelBuilder()
+        import_subgraph(self.tfl, self.tfl.subgraphs[index], child, self.converters)
+        return self.b.add_subgraph(child)
+
+
+def import_subgraph(model: TfliteModel, subgraph: Subgraph, builder: ModelBuilder, converters: dict) -> None:
+    """Convert every operator of ``subgraph`` into ``builder`` (a model's main graph)."""
+    em = Emitter(model, subgraph, builder, converters)
+    for i in subgraph.inputs:
+        t = subgraph.tensors[i]
+        otype, scale, zp, cq = em.operand_type(t)
+        em.operands[i] = builder.add_input(otype, em.shape_of(i), scale, zp, cq)
+    problems = []
+    for op in subgraph.operators:
+        convert = converters.get(op.name)
+        try:
+            if convert is None:
+                kind = "custom operator" if op.custom else "operator"
+                raise Unsupported(f"no NNAPI equivalent of this {kind}")
+            convert(em, op)
+        except Unsupported as exc:
+            problems.append(f"operator {op.index} ({op.name}): {exc}")
+        except DriverError as exc:
+            problems.append(f"operator {op.index} ({op.name}): {exc.message}")
+    if problems:
+        raise invalid(f"the TF Lite model has {len(problems)} operator(s) this driver cannot express:\n  "
+                      + "\n  ".join(problems))
+    for i in subgraph.outputs:
+        if i not in em.operands:
+            raise invalid(f"model output tensor {i} ({subgraph.tensors[i].name}) is not produced by any operator")
+    builder.set_outputs([em.operands[i] for i in subgraph.outputs])
+
+
+def specs(subgraph: Subgraph, indexes: list[int]) -> list[TensorSpec]:
+    from .reader import TENSOR_DTYPES
+
+    out = []
+    for i in indexes:
+        t = subgraph.tensors[i]
+        shape = tuple(t.signature) if t.signature else tuple(t.shape)
+        out.append(TensorSpec(t.name, shape, np.dtype(TENSOR_DTYPES.get(t.type, np.float32))))
+    return out

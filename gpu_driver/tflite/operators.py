@@ -1,0 +1,454 @@
+"""One converter per TF Lite operator: TF Lite's inputs and options → NNAPI operations.
+
+A converter ``fn(em, op)`` reads the operator's tensors through the :class:`Emitter` and adds one
+or more NNAPI operations; it raises :class:`Unsupported` with the reason when an operator (or an
+option of it) has no NNAPI equivalent.  Conventions that differ between the two:
+
+- padding enums: TF Lite SAME=0 / VALID=1, NNAPI implicit padding SAME=1 / VALID=2;
+- fused activations NONE/RELU/RELU_N1_TO_1/RELU6 share NNAPI's FuseCode numbers; TF Lite's kernels
+  ignore a fused TANH or SIGN_BIT (they only clamp), and so does the import;
+- RESIZE_* take [height, width] as a tensor in TF Lite, width and height as scalars in NNAPI;
+- the axis of SPLIT, the axes of reductions and the like are tensors in TF Lite, often scalars in
+  NNAPI (they must be constants).
+"""
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+
+from ..hal.types import OperandType as T, OperationType as O
+from .importer import Emitter, Unsupported, densify
+from .reader import Operator
+
+#: TF Lite Padding -> NNAPI implicit padding scheme
+PADDING = {0: 1, 1: 2}
+#: TF Lite ActivationFunctionType codes that equal NNAPI FuseCodes (NONE, RELU, RELU_N1_TO_1, RELU6)
+FUSE_CODES = (0, 1, 2, 3)
+
+
+# ---- helpers ---------------------------------------------------------------------------------------
+
+def _opt(op: Operator, name: str, default=None):
+    if op.options is None:
+        return default
+    return getattr(op.options, name)()
+
+
+def _const(em: Emitter, op: Operator, k: int, what: str) -> np.ndarray:
+    v = em.value(op.inputs[k]) if k < len(op.inputs) else None
+    if v is None:
+        raise Unsupported(f"{what} (input {k}) must be a constant")
+    return np.asarray(v)
+
+
+def _activation(op: Operator) -> int:
+    """The NNAPI fuse code of the operator's fused activation.  TF Lite's own kernels turn it into a
+    clamp range (CalculateActivationRange), in which TANH and SIGN_BIT clamp nothing: so here too."""
+    act = _opt(op, "FusedActivationFunction", 0)
+    return act if act in FUSE_CODES else 0
+
+
+def _fused(em: Emitter, op: Operator, make) -> None:
+    """Emit ``make(act_operand, out_operand)`` with the operator's fused activation."""
+    make(em.i32(_activation(op)), em.output(op.outputs[0]))
+
+
+def _unfused_then(em: Emitter, op: Operator, op_type: O, inputs: list[int]) -> None:
+    """An NNAPI operation without a fused activation, followed by the operator's activation."""
+    act = _activation(op)
+    out = em.output(op.outputs[0])
+    if act == 0:
+        em.op(op_type, inputs, [out])
+        return
+    tmp = em.like(op.outputs[0])
+    em.op(op_type, inputs, [tmp])
+    em.op({1: O.RELU, 2: O.RELU1, 3: O.RELU6}[act], [tmp], [out])
+
+
+def _bias(em: Emitter, op: Operator, k: int, units: int) -> int:
+    """The bias operand: the tensor, or zeros of the right type when the operator has none."""
+    if k < len(op.inputs) and op.inputs[k] >= 0:
+        return em.operand(op.inputs[k])
+    x = em.tensor(op.inputs[0])
+    w = em.tensor(op.inputs[1])
+    if x.type_name in ("FLOAT32", "FLOAT16") or em.value(op.inputs[1]) is not None and \
+            em.value(op.inputs[1]).dtype == np.float32:
+        dtype = T.TENSOR_FLOAT16 if x.type_name == "FLOAT16" else T.TENSOR_FLOAT32
+        return em.constant(dtype, np.zeros(units, np.float32))
+    per_channel = w.quantization is not None and len(w.quantization.scales) > 1
+    scale = 0.0 if per_channel else x.quantization.scales[0] * w.quantization.scales[0]
+    return em.constant(T.TENSOR_INT32, np.zeros(units, np.int32), scale)
+
+
+# ---- element-wise ----------------------------------------------------------------------------------
+
+def _direct(op_type: O):
+    def convert(em: Emitter, op: Operator) -> None:
+        em.op(op_type, [em.operand(i) for i in op.inputs], [em.output(o) for o in op.outputs])
+    return convert
+
+
+def _with_activation(op_type: O):
+    def convert(em: Emitter, op: Operator) -> None:
+        a, b = em.operand(op.inputs[0]), em.operand(op.inputs[1])
+        _fused(em, op, lambda act, out: em.op(op_type, [a, b, act], [out]))
+    return convert
+
+
+def _dequantize(em: Emitter, op: Operator) -> None:
+    src = op.inputs[0]
+    value = em.value(src)
+    t = em.tensor(src)
+    if value is None and t.sparse is not None:
+        value = densify(t)
+    if value is not None:  # constant: fold now (float16 weights, quantized constants)
+        if t.quantization is not None and value.dtype != np.float16 and value.dtype != np.float32:
+            q = t.quantization
+            shape = [1] * value.ndim
+            if len(q.scales) > 1:
+                shape[q.dimension] = -1
+            scales = np.asarray(q.scales, np.float32).reshape(shape)
+            zps = np.asarray(q.zero_points, np.float32).reshape(shape)
+            value = (value.astype(np.float32) - zps) * scales
+        em.folded[op.outputs[0]] = np.asarray(value, dtype=np.float32)
+        return
+    em.op(O.DEQUANTIZE, [em.operand(src)], [em.output(op.outputs[0])])
+
+
+def _densify(em: Emitter, op: Operator) -> None:
+    t = em.tensor(op.inputs[0])
+    if t.sparse is None or t.data is None:
+        raise Unsupported("DENSIFY of a non-constant tensor")
+    em.folded[op.outputs[0]] = densify(t)
+
+
+def _leaky_relu(em: Emitter, op: Operator) -> None:
+    x = op.inputs[0]
+    t = em.tensor(x)
+    alpha = float(_opt(op, "Alpha", 0.2))
+    if t.type_name in ("FLOAT32", "FLOAT16"):
+        a = em.constant(T.TENSOR_FLOAT16 if t.type_name == "FLOAT16" else T.TENSOR_FLOAT32, np.asarray([alpha]))
+    else:
+        raise Unsupported("quantized LEAKY_RELU")
+    em.op(O.PRELU, [em.operand(x), a], [em.output(op.outputs[0])])
+
+
+def _square(em: Emitter, op: Operator) -> None:
+    x = em.operand(op.inputs[0])
+    em.op(O.MUL, [x, x, em.i32(0)], [em.output(op.outputs[0])])
+
+
+def _squared_difference(em: Emitter, op: Operator) -> None:
+    d = em.like(op.outputs[0])
+    em.op(O.SUB, [em.operand(op.inputs[0]), em.operand(op.inputs[1]), em.i32(0)], [d])
+    em.op(O.MUL, [d, d, em.i32(0)], [em.output(op.outputs[0])])
+
+
+def _add_n(em: Emitter, op: Operator) -> None:
+    acc = em.operand(op.inputs[0])
+    for k, i in enumerate(op.inputs[1:], 1):
+        out = em.output(op.outputs[0]) if k == len(op.inputs) - 1 else em.like(op.outputs[0])
+        em.op(O.ADD, [acc, em.operand(i), em.i32(0)], [out])
+        acc = out
+
+
+def _elu(em: Emitter, op: Operator) -> None:
+    em.op(O.ELU, [em.operand(op.inputs[0]), em.float_scalar(1.0, op.inputs[0])], [em.output(op.outputs[0])])
+
+
+def _select(em: Emitter, op: Operator) -> None:
+    shapes = [tuple(em.shape_of(i)) for i in op.inputs]
+    if len(set(shapes)) != 1:
+        raise Unsupported("NNAPI SELECT does not broadcast")
+    _direct(O.SELECT)(em, op)
+
+
+# ---- convolution, pooling, fully connected ---------------------------------------------------------
+
+def _conv(em: Emitter, op: Operator) -> None:
+    x, w = op.inputs[0], op.inputs[1]
+    units = em.shape_of(w)[0]
+    args = [em.operand(x), em.operand(w), _bias(em, op, 2, units), em.i32(PADDING[_opt(op, "Padding")]),
+            em.i32(_opt(op, "StrideW")), em.i32(_opt(op, "StrideH"))]
+    dil = (_opt(op, "DilationWFactor", 1), _opt(op, "DilationHFactor", 1))
+
+    def make(act, out):
+        tail = [em.boolean(False), em.i32(dil[0]), em.i32(dil[1])] if dil != (1, 1) else []
+        em.op(O.CONV_2D, args + [act] + tail, [out])
+    _fused(em, op, make)
+
+
+def _depthwise(em: Emitter, op: Operator) -> None:
+    x, w = op.inputs[0], op.inputs[1]
+    units = em.shape_of(w)[3]
+    multiplier = _opt(op, "DepthMultiplier", 1) or units // max(em.shape_of(x)[3], 1)
+    args = [em.operand(x), em.operand(w), _bias(em, op, 2, units), em.i32(PADDING[_opt(op, "Padding")]),
+            em.i32(_opt(op, "StrideW")), em.i32(_opt(op, "StrideH")), em.i32(multiplier)]
+    dil = (_opt(op, "DilationWFactor", 1), _opt(op, "DilationHFactor", 1))
+
+    def make(act, out):
+        tail = [em.boolean(False), em.i32(dil[0]), em.i32(dil[1])] if dil != (1, 1) else []
+        em.op(O.DEPTHWISE_CONV_2D, args + [act] + tail, [out])
+    _fused(em, op, make)
+
+
+def _transpose_conv(em: Emitter, op: Operator) -> None:
+    """TRANSPOSE_CONV: inputs (output_shape, weights [O,H,W,I], input, optional bias)."""
+    shape, w, x = op.inputs[0], op.inputs[1], op.inputs[2]
+    units = em.shape_of(w)[0]
+    _const(em, op, 0, "output_shape")
+    args = [em.operand(x), em.operand(w), _bias(em, op, 3, units), em.operand(shape),
+            em.i32(PADDING[_opt(op, "Padding")]), em.i32(_opt(op, "StrideW")), em.i32(_opt(op, "StrideH"))]
+    _fused(em, op, lambda act, out: em.op(O.TRANSPOSE_CONV_2D, args + [act, em.boolean(False)], [out]))
+
+
+def _transpose_conv_bias(em: Emitter, op: Operator) -> None:
+    """MediaPipe's Convolution2DTransposeBias: inputs (input, weights OHWI, bias); options a raw
+    TfLiteTransposeConvParams {padding (TfLitePadding SAME=1, VALID=2), stride_w, stride_h}."""
+    if len(op.custom_options) < 12:
+        raise Unsupported("Convolution2DTransposeBias options are not the 12-byte TfLiteTransposeConvParams")
+    padding, stride_w, stride_h = struct.unpack("<3i", op.custom_options[:12])
+    if padding not in (1, 2):
+        raise Unsupported(f"padding {padding}")
+    x, w, b = op.inputs[:3]
+    out_shape = em.shape_of(op.outputs[0])
+    args = [em.operand(x), em.operand(w), em.operand(b), em.i32_vector(out_shape), em.i32(padding),
+            em.i32(stride_w), em.i32(stride_h), em.i32(0), em.boolean(False)]
+    em.op(O.TRANSPOSE_CONV_2D, args, [em.output(op.outputs[0])])
+
+
+def _pool(op_type: O):
+    def convert(em: Emitter, op: Operator) -> None:
+        args = [em.operand(op.inputs[0]), em.i32(PADDING[_opt(op, "Padding")]), em.i32(_opt(op, "StrideW")),
+                em.i32(_opt(op, "StrideH")), em.i32(_opt(op, "FilterWidth")), em.i32(_opt(op, "FilterHeight"))]
+        _fused(em, op, lambda act, out: em.op(op_type, args + [act], [out]))
+    return convert
+
+
+def _fully_connected(em: Emitter, op: Operator) -> None:
+    if _opt(op, "WeightsFormat", 0) != 0:
+        raise Unsupported("shuffled FULLY_CONNECTED weights")
+    x, w = op.inputs[0], op.inputs[1]
+    units = em.shape_of(w)[0]
+    args = [em.operand(x), em.operand(w), _bias(em, op, 2, units)]
+    out_shape = em.shape_of(op.outputs[0])
+    if _opt(op, "KeepNumDims", False) and len(out_shape) != 2:
+        flat = em.like(op.outputs[0], [int(np.prod(out_shape[:-1])), units])
+        em.op(O.FULLY_CONNECTED, args + [em.i32(_activation(op))], [flat])
+        em.op(O.RESHAPE, [flat, em.i32_vector(out_shape)], [em.output(op.outputs[0])])
+        return
+    _fused(em, op, lambda act, out: em.op(O.FULLY_CONNECTED, args + [act], [out]))
+
+
+def _batch_matmul(em: Emitter, op: Operator) -> None:
+    em.op(O.BATCH_MATMUL, [em.operand(op.inputs[0]), em.operand(op.inputs[1]), em.boolean(_opt(op, "AdjX", False)),
+                           em.boolean(_opt(op, "AdjY", False))], [em.output(op.outputs[0])])
+
+
+# ---- activations with arguments ---------------------------------------------------------------------
+
+def _softmax(em: Emitter, op: Operator) -> None:
+    em.op(O.SOFTMAX, [em.operand(op.inputs[0]), em.float_scalar(_opt(op, "Beta", 1.0), op.inputs[0])],
+          [em.output(op.outputs[0])])
+
+
+def _log_softmax(em: Emitter, op: Operator) -> None:
+    em.op(O.LOG_SOFTMAX, [em.operand(op.inputs[0]), em.float_scalar(1.0, op.inputs[0]), em.i32(-1)],
+          [em.output(op.outputs[0])])
+
+
+def _l2_norm(em: Emitter, op: Operator) -> None:
+    _unfused_then(em, op, O.L2_NORMALIZATION, [em.operand(op.inputs[0])])
+
+
+def _lrn(em: Emitter, op: Operator) -> None:
+    x = op.inputs[0]
+    em.op(O.LOCAL_RESPONSE_NORMALIZATION,
+          [em.operand(x), em.i32(_opt(op, "Radius")), em.float_scalar(_opt(op, "Bias"), x),
+           em.float_scalar(_opt(op, "Alpha"), x), em.float_scalar(_opt(op, "Beta"), x)], [em.output(op.outputs[0])])
+
+
+# ---- shapes and data movement -------------------------------------------------------------------------
+
+def _concatenation(em: Emitter, op: Operator) -> None:
+    rank = len(em.shape_of(op.outputs[0]))
+    axis = _opt(op, "Axis", 0)
+    _unfused_then(em, op, O.CONCATENATION, [em.operand(i) for i in op.inputs] + [em.i32(axis % rank if rank else 0)])
+
+
+def _reshape(em: Emitter, op: Operator) -> None:
+    shape = em.shape_of(op.outputs[0])
+    if len(op.inputs) > 1 and em.value(op.inputs[1]) is not None:
+        target = np.asarray(em.value(op.inputs[1])).reshape(-1)
+    elif 0 not in shape:
+        target = np.asarray(shape)
+    elif op.options is not None and not op.options.NewShapeIsNone():
+        target = op.options.NewShapeAsNumpy()
+    else:
+        raise Unsupported("RESHAPE to a shape known only at execution")
+    em.op(O.RESHAPE, [em.operand(op.inputs[0]), em.i32_vector(target)], [em.output(op.outputs[0])])
+
+
+def _squeeze(em: Emitter, op: Operator) -> None:
+    dims = op.options.SqueezeDimsAsNumpy() if op.options is not None and not op.options.SqueezeDimsIsNone() else []
+    axes = em.i32_vector(dims) if len(dims) else em.b.add_no_value(T.TENSOR_INT32, [0])
+    em.op(O.SQUEEZE, [em.operand(op.inputs[0]), axes], [em.output(op.outputs[0])])
+
+
+def _expand_dims(em: Emitter, op: Operator) -> None:
+    axis = int(_const(em, op, 1, "axis").reshape(-1)[0])
+    em.op(O.EXPAND_DIMS, [em.operand(op.inputs[0]), em.i32(axis)], [em.output(op.outputs[0])])
+
+
+def _tensor_args(op_type: O, *scalars):
+    """Inputs as tensors, then the named options as INT32 scalars."""
+    def convert(em: Emitter, op: Operator) -> None:
+        extra = [em.i32(_opt(op, name, 0)) for name in scalars]
+        em.op(op_type, [em.operand(i) for i in op.inputs] + extra, [em.output(o) for o in op.outputs])
+    return convert
+
+
+def _reduce(op_type: O, keep_as_int: bool = False):
+    def convert(em: Emitter, op: Operator) -> None:
+        keep = bool(_opt(op, "KeepDims", False))
+        flag = em.i32(int(keep)) if keep_as_int else em.boolean(keep)
+        em.op(op_type, [em.operand(op.inputs[0]), em.operand(op.inputs[1]), flag], [em.output(op.outputs[0])])
+    return convert
+
+
+def _pad_v2(em: Emitter, op: Operator) -> None:
+    x = op.inputs[0]
+    value = _const(em, op, 2, "constant_values").reshape(-1)[0] if len(op.inputs) > 2 else 0
+    t = em.tensor(x)
+    if t.type_name == "FLOAT32":
+        v = em.b.add_scalar(T.FLOAT32, float(value))
+    elif t.type_name == "FLOAT16":
+        v = em.b.add_scalar(T.FLOAT16, float(value))
+    else:
+        v = em.i32(int(value))
+    em.op(O.PAD_V2, [em.operand(x), em.operand(op.inputs[1]), v], [em.output(op.outputs[0])])
+
+
+def _mirror_pad(em: Emitter, op: Operator) -> None:
+    em.op(O.MIRROR_PAD, [em.operand(op.inputs[0]), em.operand(op.inputs[1]), em.i32(_opt(op, "Mode", 0))],
+          [em.output(op.outputs[0])])
+
+
+def _resize(op_type: O):
+    def convert(em: Emitter, op: Operator) -> None:
+        h, w = (int(v) for v in _const(em, op, 1, "size").reshape(-1)[:2])
+        align, half = bool(_opt(op, "AlignCorners", False)), bool(_opt(op, "HalfPixelCenters", False))
+        em.op(op_type, [em.operand(op.inputs[0]), em.i32(w), em.i32(h), em.boolean(False), em.boolean(align),
+                        em.boolean(half)], [em.output(op.outputs[0])])
+    return convert
+
+
+def _strided_slice(em: Emitter, op: Operator) -> None:
+    if _opt(op, "EllipsisMask", 0) or _opt(op, "NewAxisMask", 0):
+        raise Unsupported("ellipsis_mask / new_axis_mask")
+    em.op(O.STRIDED_SLICE, [em.operand(i) for i in op.inputs[:4]] +
+          [em.i32(_opt(op, "BeginMask", 0)), em.i32(_opt(op, "EndMask", 0)), em.i32(_opt(op, "ShrinkAxisMask", 0))],
+          [em.output(op.outputs[0])])
+
+
+def _gather(em: Emitter, op: Operator) -> None:
+    if _opt(op, "BatchDims", 0):
+        raise Unsupported("batch_dims")
+    em.op(O.GATHER, [em.operand(op.inputs[0]), em.i32(_opt(op, "Axis", 0)), em.operand(op.inputs[1])],
+          [em.output(op.outputs[0])])
+
+
+def _split(em: Emitter, op: Operator) -> None:
+    axis = int(_const(em, op, 0, "axis").reshape(-1)[0])
+    em.op(O.SPLIT, [em.operand(op.inputs[1]), em.i32(axis), em.i32(_opt(op, "NumSplits", len(op.outputs)))],
+          [em.output(o) for o in op.outputs])
+
+
+def _pack(em: Emitter, op: Operator) -> None:
+    rank = len(em.shape_of(op.outputs[0]))
+    em.op(O.PACK, [em.i32(_opt(op, "Axis", 0) % rank)] + [em.operand(i) for i in op.inputs],
+          [em.output(op.outputs[0])])
+
+
+def _arg(op_type: O):
+    def convert(em: Emitter, op: Operator) -> None:
+        axis = int(_const(em, op, 1, "axis").reshape(-1)[0])
+        em.op(op_type, [em.operand(op.inputs[0]), em.i32(axis)], [em.output(op.outputs[0])])
+    return convert
+
+
+def _topk(em: Emitter, op: Operator) -> None:
+    k = int(_const(em, op, 1, "k").reshape(-1)[0])
+    em.op(O.TOPK_V2, [em.operand(op.inputs[0]), em.i32(k)], [em.output(o) for o in op.outputs])
+
+
+def _reverse(em: Emitter, op: Operator) -> None:
+    axes = _const(em, op, 1, "axis").reshape(-1)
+    if axes.size != 1:
+        raise Unsupported("REVERSE of more than one axis")
+    em.op(O.REVERSE, [em.operand(op.inputs[0]), em.i32_vector(axes)], [em.output(op.outputs[0])])
+
+
+def _block(op_type: O):
+    def convert(em: Emitter, op: Operator) -> None:
+        em.op(op_type, [em.operand(op.inputs[0]), em.i32(_opt(op, "BlockSize"))], [em.output(op.outputs[0])])
+    return convert
+
+
+def _cast(em: Emitter, op: Operator) -> None:
+    _direct(O.CAST)(em, op)
+
+
+# ---- control flow --------------------------------------------------------------------------------------
+
+def _if(em: Emitter, op: Operator) -> None:
+    then_sg, else_sg = em.subgraph(_opt(op, "ThenSubgraphIndex")), em.subgraph(_opt(op, "ElseSubgraphIndex"))
+    em.op(O.IF, [em.operand(op.inputs[0]), then_sg, else_sg] + [em.operand(i) for i in op.inputs[1:]],
+          [em.output(o) for o in op.outputs])
+
+
+def _while(em: Emitter, op: Operator) -> None:
+    cond, body = em.subgraph(_opt(op, "CondSubgraphIndex")), em.subgraph(_opt(op, "BodySubgraphIndex"))
+    em.op(O.WHILE, [cond, body] + [em.operand(i) for i in op.inputs], [em.output(o) for o in op.outputs])
+
+
+CONVERTERS = {
+    # element-wise
+    "ADD": _with_activation(O.ADD), "SUB": _with_activation(O.SUB), "MUL": _with_activation(O.MUL),
+    "DIV": _with_activation(O.DIV), "MAXIMUM": _direct(O.MAXIMUM), "MINIMUM": _direct(O.MINIMUM),
+    "POW": _direct(O.POW), "PRELU": _direct(O.PRELU), "SQUARE": _square, "SQUARED_DIFFERENCE": _squared_difference,
+    "ADD_N": _add_n,
+    "RELU": _direct(O.RELU), "RELU6": _direct(O.RELU6), "RELU_N1_TO_1": _direct(O.RELU1),
+    "LOGISTIC": _direct(O.LOGISTIC), "TANH": _direct(O.TANH), "HARD_SWISH": _direct(O.HARD_SWISH), "ELU": _elu,
+    "LEAKY_RELU": _leaky_relu, "FLOOR": _direct(O.FLOOR), "ABS": _direct(O.ABS), "EXP": _direct(O.EXP),
+    "LOG": _direct(O.LOG), "NEG": _direct(O.NEG), "RSQRT": _direct(O.RSQRT), "SIN": _direct(O.SIN),
+    "SQRT": _direct(O.SQRT),
+    "EQUAL": _direct(O.EQUAL), "NOT_EQUAL": _direct(O.NOT_EQUAL), "GREATER": _direct(O.GREATER),
+    "GREATER_EQUAL": _direct(O.GREATER_EQUAL), "LESS": _direct(O.LESS), "LESS_EQUAL": _direct(O.LESS_EQUAL),
+    "LOGICAL_AND": _direct(O.LOGICAL_AND), "LOGICAL_OR": _direct(O.LOGICAL_OR), "LOGICAL_NOT": _direct(O.LOGICAL_NOT),
+    "SELECT": _select, "SELECT_V2": _select, "CAST": _cast,
+    "DEQUANTIZE": _dequantize, "DENSIFY": _densify, "QUANTIZE": _direct(O.QUANTIZE),
+    # convolution, pooling, matrix products
+    "CONV_2D": _conv, "DEPTHWISE_CONV_2D": _depthwise, "TRANSPOSE_CONV": _transpose_conv,
+    "Convolution2DTransposeBias": _transpose_conv_bias,
+    "AVERAGE_POOL_2D": _pool(O.AVERAGE_POOL_2D), "MAX_POOL_2D": _pool(O.MAX_POOL_2D), "L2_POOL_2D": _pool(O.L2_POOL_2D),
+    "FULLY_CONNECTED": _fully_connected, "BATCH_MATMUL": _batch_matmul,
+    # normalisations
+    "SOFTMAX": _softmax, "LOG_SOFTMAX": _log_softmax, "L2_NORMALIZATION": _l2_norm,
+    "LOCAL_RESPONSE_NORMALIZATION": _lrn,
+    # shapes, reductions, data movement
+    "CONCATENATION": _concatenation, "RESHAPE": _reshape, "SQUEEZE": _squeeze, "EXPAND_DIMS": _expand_dims,
+    "TRANSPOSE": _tensor_args(O.TRANSPOSE), "PAD": _tensor_args(O.PAD), "PADV2": _pad_v2, "MIRROR_PAD": _mirror_pad,
+    "MEAN": _reduce(O.MEAN, keep_as_int=True), "SUM": _reduce(O.REDUCE_SUM), "REDUCE_MAX": _reduce(O.REDUCE_MAX),
+    "REDUCE_MIN": _reduce(O.REDUCE_MIN), "REDUCE_PROD": _reduce(O.REDUCE_PROD), "REDUCE_ANY": _reduce(O.REDUCE_ANY),
+    "REDUCE_ALL": _reduce(O.REDUCE_ALL),
+    "RESIZE_BILINEAR": _resize(O.RESIZE_BILINEAR), "RESIZE_NEAREST_NEIGHBOR": _resize(O.RESIZE_NEAREST_NEIGHBOR),
+    "STRIDED_SLICE": _strided_slice, "SLICE": _tensor_args(O.SLICE), "GATHER": _gather, "SPLIT": _split,
+    "TILE": _tensor_args(O.TILE), "PACK": _pack, "REVERSE_V2": _reverse,
+    "ARG_MAX": _arg(O.ARGMAX), "ARG_MIN": _arg(O.ARGMIN), "TOPK_V2": _topk,
+    "DEPTH_TO_SPACE": _block(O.DEPTH_TO_SPACE), "SPACE_TO_DEPTH": _block(O.SPACE_TO_DEPTH),
+    "BATCH_TO_SPACE_ND": _tensor_args(O.BATCH_TO_SPACE_ND), "SPACE_TO_BATCH_ND": _tensor_args(O.SPACE_TO_BATCH_ND),
+    # control flow (multi-subgraph models)
+    "IF": _if, "WHILE": _while,
+}

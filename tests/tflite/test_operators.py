@@ -1,0 +1,238 @@
+"""The importer operator by operator: one-operator TF Lite models (written by tflite_writer) run by
+LiteRT — the independent oracle — and, imported, on every device of the driver."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import gpu_driver
+from gpu_driver import tflite
+
+from gpu_driver.tflite.writer import TfliteWriter
+
+Interpreter = pytest.importorskip("ai_edge_litert.interpreter").Interpreter
+
+RNG = np.random.default_rng(7)
+
+
+def litert(data: bytes, feed):
+    it = Interpreter(model_content=data, num_threads=1)
+    it.allocate_tensors()
+    for d, x in zip(it.get_input_details(), feed):
+        it.set_tensor(d["index"], x)
+    it.invoke()
+    return [it.get_tensor(d["index"]) for d in it.get_output_details()]
+
+
+def devices():
+    return [pytest.param(d, id=d) for d in [dv.name for dv in gpu_driver.get_devices()]]
+
+
+def one_op(name, inputs, output_shapes, options=None, out_type="FLOAT32", out_quant=None, custom=None):
+    """A one-operator model.  ``inputs``: ("in", shape[, type, (scale, zp)]) model inputs or
+    ("const", array[, type, (scale, zp)]) constants.  Returns (bytes, feed)."""
+    w = TfliteWriter()
+    ins, feed, model_inputs = [], [], []
+    for k, spec in enumerate(inputs):
+        kind, value = spec[0], spec[1]
+        ttype = spec[2] if len(spec) > 2 else "FLOAT32"
+        q = spec[3] if len(spec) > 3 else None
+        qa = {"scale": q[0], "zero_point": q[1]} if q else {}
+        if kind == "in":
+            t = w.tensor(f"in{k}", value, ttype, **qa)
+            model_inputs.append(t)
+            if ttype == "FLOAT32":
+                feed.append(RNG.uniform(-2, 2, value).astype(np.float32))
+            else:
+                info = np.iinfo({"UINT8": np.uint8, "INT8": np.int8, "INT32": np.int32}[ttype])
+                feed.append(RNG.integers(max(info.min, -50), min(info.max, 50) + 1, value).astype(info.dtype))
+        else:
+            arr = np.asarray(value)
+            t = w.tensor(f"c{k}", arr.shape, ttype, data=arr, **qa)
+        ins.append(t)
+    outs = []
+    for k, shape in enumerate(output_shapes):
+        oq = {"scale": out_quant[0], "zero_point": out_quant[1]} if out_quant else {}
+        outs.append(w.tensor(f"out{k}", shape, out_type, **oq))
+    w.operator(name, ins, outs, options=options, custom=custom)
+    return w.finish(model_inputs, outs), feed
+
+
+def f32(*shape):
+    return RNG.uniform(-1, 1, shape).astype(np.float32)
+
+
+CASES = {
+    "ADD_relu6_broadcast": ("ADD", [("in", [1, 2, 3]), ("in", [3])], [[1, 2, 3]],
+                            ("AddOptions", {"FusedActivationFunction": 3})),
+    "SUB": ("SUB", [("in", [2, 3]), ("const", f32(2, 3))], [[2, 3]], ("SubOptions", {})),
+    "MUL_tanh": ("MUL", [("in", [2, 3]), ("in", [2, 3])], [[2, 3]], ("MulOptions", {"FusedActivationFunction": 4})),
+    "DIV": ("DIV", [("in", [2, 3]), ("const", np.full((2, 3), 1.5, np.float32))], [[2, 3]], ("DivOptions", {})),
+    "MAXIMUM": ("MAXIMUM", [("in", [4]), ("in", [4])], [[4]]),
+    "CONV_2D_same_s2_relu": ("CONV_2D", [("in", [1, 7, 7, 3]), ("const", f32(4, 3, 3, 3)), ("const", f32(4))],
+                             [[1, 4, 4, 4]], ("Conv2DOptions", {"Padding": 0, "StrideW": 2, "StrideH": 2,
+                                                                "FusedActivationFunction": 1})),
+    "CONV_2D_valid_dilated": ("CONV_2D", [("in", [1, 8, 8, 2]), ("const", f32(3, 3, 3, 2)), ("const", f32(3))],
+                              [[1, 4, 4, 3]], ("Conv2DOptions", {"Padding": 1, "StrideW": 1, "StrideH": 1,
+                                                                 "DilationWFactor": 2, "DilationHFactor": 2})),
+    "DEPTHWISE_CONV_2D_m2": ("DEPTHWISE_CONV_2D", [("in", [1, 5, 5, 2]), ("const", f32(1, 3, 3, 4)), ("const", f32(4))],
+                             [[1, 5, 5, 4]], ("DepthwiseConv2DOptions", {"Padding": 0, "StrideW": 1, "StrideH": 1,
+                                                                         "DepthMultiplier": 2})),
+    "AVERAGE_POOL_2D": ("AVERAGE_POOL_2D", [("in", [1, 6, 6, 3])], [[1, 3, 3, 3]],
+                        ("Pool2DOptions", {"Padding": 0, "StrideW": 2, "StrideH": 2, "FilterWidth": 3,
+                                           "FilterHeight": 3})),
+    "MAX_POOL_2D": ("MAX_POOL_2D", [("in", [1, 6, 6, 3])], [[1, 2, 2, 3]],
+                    ("Pool2DOptions", {"Padding": 1, "StrideW": 2, "StrideH": 2, "FilterWidth": 3, "FilterHeight": 3})),
+    "FULLY_CONNECTED_no_bias": ("FULLY_CONNECTED", [("in", [2, 6]), ("const", f32(5, 6))], [[2, 5]],
+                                ("FullyConnectedOptions", {})),
+    "SOFTMAX": ("SOFTMAX", [("in", [2, 5])], [[2, 5]], ("SoftmaxOptions", {"Beta": 0.5})),
+    "CONCATENATION": ("CONCATENATION", [("in", [2, 3]), ("in", [2, 2])], [[2, 5]], ("ConcatenationOptions", {"Axis": -1})),
+    "RESHAPE": ("RESHAPE", [("in", [2, 6]), ("const", np.array([3, 4], np.int32), "INT32")], [[3, 4]]),
+    "PAD": ("PAD", [("in", [1, 3, 3, 2]), ("const", np.array([[0, 0], [1, 1], [2, 2], [0, 1]], np.int32), "INT32")],
+            [[1, 5, 7, 3]]),
+    "MEAN": ("MEAN", [("in", [1, 4, 4, 3]), ("const", np.array([1, 2], np.int32), "INT32")], [[1, 3]],
+             ("ReducerOptions", {"KeepDims": False})),
+    "RESIZE_BILINEAR_half_pixel": ("RESIZE_BILINEAR", [("in", [1, 3, 4, 2]), ("const", np.array([6, 8], np.int32), "INT32")],
+                                   [[1, 6, 8, 2]], ("ResizeBilinearOptions", {"HalfPixelCenters": True})),
+    "TRANSPOSE": ("TRANSPOSE", [("in", [2, 3, 4]), ("const", np.array([2, 0, 1], np.int32), "INT32")], [[4, 2, 3]]),
+    "LOGISTIC": ("LOGISTIC", [("in", [3, 4])], [[3, 4]]),
+    "HARD_SWISH": ("HARD_SWISH", [("in", [3, 4])], [[3, 4]]),
+    "RELU6": ("RELU6", [("in", [3, 4])], [[3, 4]]),
+    "LEAKY_RELU": ("LEAKY_RELU", [("in", [3, 4])], [[3, 4]], ("LeakyReluOptions", {"Alpha": 0.1})),
+    "STRIDED_SLICE": ("STRIDED_SLICE", [("in", [4, 6]), ("const", np.array([1, 0], np.int32), "INT32"),
+                                        ("const", np.array([3, 6], np.int32), "INT32"),
+                                        ("const", np.array([1, 2], np.int32), "INT32")], [[2, 3]],
+                      ("StridedSliceOptions", {})),
+    "GATHER": ("GATHER", [("in", [4, 3]), ("const", np.array([3, 0, 3], np.int32), "INT32")], [[3, 3]],
+               ("GatherOptions", {"Axis": 0})),
+    "ARG_MAX": ("ARG_MAX", [("in", [3, 5]), ("const", np.array([1], np.int32), "INT32")], [[3]],
+                ("ArgMaxOptions", {"OutputType": 2}), "INT32"),
+    "BATCH_MATMUL": ("BATCH_MATMUL", [("in", [2, 3, 4]), ("in", [2, 4, 5])], [[2, 3, 5]], ("BatchMatMulOptions", {})),
+    "CONV_2D_uint8": ("CONV_2D", [("in", [1, 5, 5, 3], "UINT8", (0.05, 128)),
+                                  ("const", RNG.integers(0, 256, (4, 3, 3, 3)), "UINT8", (0.02, 120)),
+                                  ("const", RNG.integers(-100, 100, (4,)), "INT32", (0.05 * 0.02, 0))],
+                      [[1, 5, 5, 4]], ("Conv2DOptions", {"Padding": 0, "StrideW": 1, "StrideH": 1}), "UINT8",
+                      (0.1, 128)),
+}
+
+
+def _run_case(device_name, key):
+    name, inputs, shapes, *rest = CASES[key]
+    options = rest[0] if rest else None
+    out_type = rest[1] if len(rest) > 1 else "FLOAT32"
+    out_quant = rest[2] if len(rest) > 2 else None
+    data, feed = one_op(name, inputs, shapes, options, out_type, out_quant)
+    expected = litert(data, feed)
+    imported = tflite.load_model(data)
+    device = gpu_driver.get_device(device_name)
+    assert all(device.get_supported_operations(imported.model)), f"{key}: unsupported on {device_name}"
+    actual = device.prepare_model(imported.model).execute(feed)
+    for a, e in zip(actual, expected):
+        a, e = np.asarray(a), np.asarray(e)
+        assert a.shape == e.shape, f"{key}: shape {a.shape} vs LiteRT {e.shape}"
+        if e.dtype.kind == "f":
+            np.testing.assert_allclose(a, e, atol=1e-5, rtol=1e-5, err_msg=key)
+        else:  # quantized: within one step of LiteRT's integer kernels
+            assert np.abs(a.astype(np.int64) - e.astype(np.int64)).max(initial=0) <= 1, key
+
+
+@pytest.mark.parametrize("key", sorted(CASES))
+@pytest.mark.parametrize("device_name", [d.name for d in gpu_driver.get_devices()])
+def test_operator_matches_litert(device_name, key):
+    _run_case(device_name, key)
+
+
+def test_fp16_weights_behind_dequantize_are_folded():
+    w = TfliteWriter()
+    x = w.tensor("x", [1, 4, 4, 2], "FLOAT32")
+    wh = w.tensor("w16", [3, 1, 1, 2], "FLOAT16", data=f32(3, 1, 1, 2).astype(np.float16))
+    wf = w.tensor("w", [3, 1, 1, 2], "FLOAT32")
+    b = w.tensor("b", [3], "FLOAT32", data=f32(3))
+    y = w.tensor("y", [1, 4, 4, 3], "FLOAT32")
+    w.operator("DEQUANTIZE", [wh], [wf])
+    w.operator("CONV_2D", [x, wf, b], [y], options=("Conv2DOptions", {"Padding": 1, "StrideW": 1, "StrideH": 1}))
+    data = w.finish([x], [y])
+    imported = tflite.load_model(data)
+    ops = [op.type.name for op in imported.model.main.operations]
+    assert ops == ["CONV_2D"]  # the DEQUANTIZE became a float32 constant
+    feed = [f32(1, 4, 4, 2)]
+    expected = litert(data, feed)[0]
+    actual = gpu_driver.get_device("reference").prepare_model(imported.model).execute(feed)[0]
+    np.testing.assert_allclose(actual, expected, atol=1e-5, rtol=1e-5)
+
+
+def test_inputs_and_outputs_are_named_in_order():
+    data, _ = one_op("CONCATENATION", [("in", [2, 3]), ("in", [2, 2])], [[2, 5]], ("ConcatenationOptions", {"Axis": 1}))
+    imported = tflite.load_model(data)
+    assert [s.name for s in imported.inputs] == ["in0", "in1"]
+    assert [(s.name, s.shape, s.dtype) for s in imported.outputs] == [("out0", (2, 5), np.dtype(np.float32))]
+
+
+def test_unsupported_operators_are_listed():
+    w = TfliteWriter()
+    x = w.tensor("x", [4], "FLOAT32")
+    y = w.tensor("y", [4], "FLOAT32")
+    z = w.tensor("z", [4], "FLOAT32")
+    w.operator("COS", [x], [y])
+    w.operator("MyCustomOp", [y], [z], custom=b"")
+    with pytest.raises(gpu_driver.DriverError) as err:
+        tflite.load_model(w.finish([x], [z]))
+    assert err.value.status == gpu_driver.ErrorStatus.INVALID_ARGUMENT
+    assert "operator 0 (COS)" in err.value.message and "operator 1 (MyCustomOp)" in err.value.message
+
+
+@pytest.mark.parametrize("corrupt", [b"", b"not a model at all", "truncated", "flipped"])
+def test_corrupt_files_give_driver_errors(corrupt):
+    data, _ = one_op("ADD", [("in", [2]), ("in", [2])], [[2]], ("AddOptions", {}))
+    if corrupt == "truncated":
+        corrupt = data[: len(data) // 2]
+    elif corrupt == "flipped":
+        corrupt = data[:8] + bytes(b ^ 0xA5 for b in data[8:])
+    with pytest.raises(gpu_driver.DriverError) as err:
+        tflite.load_model(corrupt)
+    assert err.value.status == gpu_driver.ErrorStatus.INVALID_ARGUMENT
+
+
+def test_sources_path_and_file_object(tmp_path):
+    data, _ = one_op("RELU", [("in", [3])], [[3]])
+    path = tmp_path / "m.tflite"
+    path.write_bytes(data)
+    with open(path, "rb") as f:
+        from_file = tflite.load_model(f)
+    assert len(tflite.load_model(str(path)).model.main.operations) == len(from_file.model.main.operations) == 1
+    with pytest.raises(gpu_driver.DriverError):
+        tflite.load_model(tmp_path / "missing.tflite")
+
+
+def test_while_loop_subgraphs():
+    """while i < 5: i += 1; x *= 2 — condition and body are TF Lite subgraphs 1 and 2."""
+    w = TfliteWriter()
+    i0 = w.tensor("i", [], "INT32")
+    x0 = w.tensor("x", [2], "FLOAT32")
+    i1 = w.tensor("i_out", [], "INT32")
+    x1 = w.tensor("x_out", [2], "FLOAT32")
+    w.operator("WHILE", [i0, x0], [i1, x1], options=("WhileOptions", {"CondSubgraphIndex": 1, "BodySubgraphIndex": 2}))
+    cond = w.subgraph()
+    ci, cx = cond.tensor("i", [], "INT32"), cond.tensor("x", [2], "FLOAT32")
+    five = cond.tensor("five", [], "INT32", data=np.array(5))
+    flag = cond.tensor("flag", [], "BOOL")
+    cond.operator("LESS", [ci, five], [flag])
+    cond.set_io([ci, cx], [flag])
+    body = w.subgraph()
+    bi, bx = body.tensor("i", [], "INT32"), body.tensor("x", [2], "FLOAT32")
+    one = body.tensor("one", [], "INT32", data=np.array(1))
+    two = body.tensor("two", [2], "FLOAT32", data=np.array([2.0, 2.0]))
+    bi2, bx2 = body.tensor("i2", [], "INT32"), body.tensor("x2", [2], "FLOAT32")
+    body.operator("ADD", [bi, one], [bi2], options=("AddOptions", {}))
+    body.operator("MUL", [bx, two], [bx2], options=("MulOptions", {}))
+    body.set_io([bi, bx], [bi2, bx2])
+    data = w.finish([i0, x0], [i1, x1])
+    feed = [np.array(1, np.int32), np.array([1.5, -1.0], np.float32)]
+    expected = litert(data, feed)
+    assert int(expected[0]) == 5 and list(expected[1]) == [24.0, -16.0]  # four iterations, worked by hand
+    imported = tflite.load_model(data)
+    assert [op.type.name for op in imported.model.main.operations] == ["WHILE"]
+    actual = gpu_driver.get_device("reference").prepare_model(imported.model).execute(
+        [np.array([1], np.int32), feed[1]])
+    assert int(np.asarray(actual[0]).reshape(-1)[0]) == 5
+    np.testing.assert_array_equal(actual[1], [24.0, -16.0])
