@@ -30,6 +30,7 @@ import enum
 import mmap
 import os
 import threading
+import weakref
 from typing import Any
 
 import numpy as np
@@ -107,6 +108,8 @@ class HostStorage:
             os.ftruncate(fd, max(nbytes, 1))
         else:
             fd = os.dup(fd)
+        # this object's fd is closed with it, also when it is only garbage-collected
+        self._close_fd = weakref.finalize(self, os.close, fd)
         self._fd = fd
         self.nbytes = nbytes
         self._map = mmap.mmap(fd, max(nbytes, 1), mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
@@ -140,9 +143,8 @@ class HostStorage:
                 self._map.close()
             except BufferError:  # views still alive: the mapping goes with them
                 return
-        if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1
+        self._close_fd()  # once: a finalizer runs at most one time
+        self._fd = -1
 
 
 class BackendStorage:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import mmap
 import os
+import weakref
 
 from .base import Memory, register_memory_kind
 
@@ -31,6 +32,8 @@ class MmapFd(Memory):
         if st.st_size < offset + size:
             raise invalid(f"MmapFd: fd {fd} holds {st.st_size} bytes, mapping needs {offset + size}")
         self._fd = os.dup(fd)
+        # the duplicate is closed with this object, also when it is only garbage-collected
+        self._close_fd = weakref.finalize(self, os.close, self._fd)
         self._size = size
         self._offset = offset
         self._prot = prot
@@ -68,9 +71,8 @@ class MmapFd(Memory):
                 self._map.close()
             except BufferError:
                 return
-        if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1
+        self._close_fd()  # once: a finalizer runs at most one time
+        self._fd = -1
 
 
 register_memory_kind("mmap_fd", lambda d: MmapFd(d["fds"][0], int(d["size"]), int(d.get("offset", 0)),

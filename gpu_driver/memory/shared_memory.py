@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import mmap
 import os
+import weakref
 
 from .base import Memory, register_memory_kind
 
@@ -17,9 +18,16 @@ class SharedMemory(Memory):
 
         if not isinstance(size, int) or size <= 0:
             raise invalid(f"SharedMemory size must be a positive integer, got {size!r}")
+        self._close_fd = None
         if fd is None:
             fd = os.memfd_create(name, os.MFD_CLOEXEC)
-            os.ftruncate(fd, size)
+            # the fd this object created is closed with it, also when it is only garbage-collected
+            self._close_fd = weakref.finalize(self, os.close, fd)
+            try:
+                os.ftruncate(fd, size)
+            except OSError:
+                self._close_fd()
+                raise
             self._owns_fd = True
         else:
             self._owns_fd = False
@@ -52,8 +60,8 @@ class SharedMemory(Memory):
                 self._map.close()
             except BufferError:  # views still alive; the mapping goes with them
                 return
-        if self._owns_fd and self._fd >= 0:
-            os.close(self._fd)
+        if self._close_fd is not None:
+            self._close_fd()  # once: a finalizer runs at most one time
             self._fd = -1
 
 

@@ -155,3 +155,23 @@ def test_device_hardware_buffer_cannot_cross_a_process_boundary(opencl):
     with pytest.raises(gd.DriverError) as e:
         serialize.unpack(data, fds)
     assert e.value.status == ErrorStatus.INVALID_ARGUMENT
+
+
+def test_pools_dropped_without_close_release_their_fds():
+    """A pool that is only garbage-collected closes the fd it created (a long-running client that
+    builds many requests must not run out of file descriptors)."""
+    import gc
+    import os
+
+    from gpu_driver.memory import HardwareBuffer, SharedMemory
+
+    def open_fds():
+        return len(os.listdir("/proc/self/fd"))
+
+    gc.collect()
+    before = open_fds()
+    for _ in range(200):
+        SharedMemory(4096).write(0, b"x")
+        HardwareBuffer.blob(4096)
+    gc.collect()
+    assert open_fds() <= before + 2
