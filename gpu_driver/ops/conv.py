@@ -38,12 +38,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..compiler.lowering_helpers import (act_defines, ceil_div, ctype, fdef, float_io, known, params_ok,
-                                         row_strides, trailing_scalars_constant, Work)
+                                         trailing_scalars_constant, Work)
 from ..hal.types import OperandType, OperationType
 from .definition import TensorInfo, require, require_nonempty
 from .fused_activation import (Requantization, activation_fields, centred, finish_float, requantization,
                                requantization_feature_level, requantize)
-from .layout import from_nhwc, nhwc_dims, stored_shape, to_nhwc
+from .layout import from_nhwc, image_strides, nhwc_dims, to_nhwc
 from .registry import operation
 from .signature import BOOL, DILATION, F16, F32, I32, LAYOUT, PC8, Q8A, Q8AS, RANK4, STD_TYPES, OpContext, \
     OpSignature, Variant, i32
@@ -480,12 +480,6 @@ def supports_conv_general(ctx: LoweringContext) -> bool:
     return known(*ctx.inputs[:3], out) and x.type == out.type and x.type in (F32, F16, Q8A, Q8AS)
 
 
-def _image_strides(n: int, h: int, w: int, c: int, nchw: bool) -> tuple[int, ...]:
-    """Element strides of the (n, y, x, c) axes of an image stored NHWC or NCHW."""
-    s = row_strides(stored_shape(n, h, w, c, nchw))
-    return (s[0], s[2], s[3], s[1]) if nchw else s
-
-
 def lower_conv_general(ctx: LoweringContext) -> None:
     """One conv_general.cl launch over (output channel, output x, batch·output row)."""
     p = ctx.params
@@ -504,7 +498,7 @@ def lower_conv_general(ctx: LoweringContext) -> None:
     for prefix, c in (("X", p.in_c), ("O", p.out_c)):
         h, w = (p.in_h, p.in_w) if prefix == "X" else (p.out_h, p.out_w)
         d.update(zip((prefix + "N", prefix + "Y", prefix + "X", prefix + "C"),
-                     _image_strides(p.batch, h, w, c, p.nchw)))
+                     image_strides(p.batch, h, w, c, p.nchw)))
     d.update(float_io(x))
     d.update(float_io(f, "W_"))
     d.update(float_io(b, "B_"))

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import quant
 from ..errors import failure, invalid
 from ..hal.model import SymmPerChannelQuantParams
 from ..hal.types import OPERAND_TYPE_INFO, OperandType
@@ -156,3 +157,21 @@ def presence(info: TensorInfo) -> bool | None:
     if info.value is not None:
         return True
     return None
+
+
+def float_values(info: TensorInfo) -> np.ndarray:
+    """A tensor's values as the fp32 the reference computes with ((q − zp)·scale when quantized)."""
+    if info.is_quantized:
+        return quant.dequantize(info.array(), info.scale, info.zero_point)
+    return np.asarray(info.array()).astype(np.float32)
+
+
+def stored_values(x: np.ndarray, out: TensorInfo) -> np.ndarray:
+    """fp32 results in ``out``'s storage: quantized as AOSP's convertFloat32ToQuant (round half away
+    of x/scale + zp in fp32, saturated), else cast."""
+    with np.errstate(all="ignore"):
+        x = np.asarray(x, dtype=np.float32)
+        if out.is_quantized:
+            q = quant.round_half_away((x / np.float32(out.scale) + np.float32(out.zero_point)).astype(np.float32))
+            return np.clip(q, *out.qrange).astype(out.dtype)
+        return x.astype(out.dtype)

@@ -30,11 +30,10 @@ from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
-from .. import quant
 from ..compiler.lowering_helpers import ctype, float_io, known, params_ok, trailing_scalars_constant, Work
 from ..errors import failure
 from ..hal.types import OperandType, OperationType
-from .definition import OpParams, ShapeUnknown, TensorInfo, require, require_nonempty
+from .definition import OpParams, ShapeUnknown, TensorInfo, float_values, require, require_nonempty, stored_values
 from .registry import operation
 from .signature import BOOL, F16, F32, I32, Q8A, Q8AS, RANK4, OpContext, OpSignature, Variant, i32
 
@@ -165,24 +164,6 @@ DETECTION_POSTPROCESSING_SIGNATURE = OpSignature(
 
 # ---- shared numerics ---------------------------------------------------------------------------------
 
-def _floats(info: TensorInfo) -> np.ndarray:
-    """fp32 values of a tensor ((q − zp)·scale when quantized)."""
-    if info.is_quantized:
-        return quant.dequantize(info.array(), info.scale, info.zero_point)
-    return np.asarray(info.array()).astype(np.float32)
-
-
-def _stored(x, out: TensorInfo) -> np.ndarray:
-    """fp32 results in ``out``'s storage: quantized as AOSP's convertFloat32ToQuant (round half away of
-    x/scale + zp in fp32, saturated), else cast."""
-    with np.errstate(all="ignore"):
-        x = np.asarray(x, dtype=np.float32)
-        if out.is_quantized:
-            q = quant.round_half_away((x / np.float32(out.scale) + np.float32(out.zero_point)).astype(np.float32))
-            return np.clip(q, *out.qrange).astype(out.dtype)
-        return x.astype(out.dtype)
-
-
 def _std_max(a, b):
     """C++ std::max(a, b) = a < b ? b : a."""
     return np.where(a < b, b, a)
@@ -270,15 +251,15 @@ def reference_axis_aligned_bbox_transform(params: TransformParams, inputs: list[
     p, out = params, outputs[0]
     if p.num_rois == 0:
         return [np.zeros((0, 4 * p.classes), out.dtype)]
-    rois = _floats(inputs[0]).reshape(-1, 4)
-    deltas = _floats(inputs[1]).reshape(p.num_rois, p.classes, 4)
+    rois = float_values(inputs[0]).reshape(-1, 4)
+    deltas = float_values(inputs[1]).reshape(p.num_rois, p.classes, 4)
     batches = np.asarray(inputs[2].array()).reshape(-1).astype(np.int64)
-    image = _floats(inputs[3]).reshape(-1, 2)
+    image = float_values(inputs[3]).reshape(-1, 2)
     if np.any((batches < 0) | (batches >= p.batches)):
         raise failure(f"AXIS_ALIGNED_BBOX_TRANSFORM: a batch index is outside [0, {p.batches})")
     _check_ordered(rois, "AXIS_ALIGNED_BBOX_TRANSFORM")
     boxes = transform_boxes(rois, deltas, image[batches, 0], image[batches, 1])
-    return [_stored(boxes, out).reshape(p.num_rois, 4 * p.classes)]
+    return [stored_values(boxes, out).reshape(p.num_rois, 4 * p.classes)]
 
 
 #: every literal of detection.cl (the template serves OP 0 transform, 1 decode, 2 selection)
@@ -356,8 +337,8 @@ def reference_box_with_nms_limit(params: NmsParams, inputs: list[TensorInfo],
     raw_rois = np.asarray(inputs[1].array()).reshape(-1, 4)
     if r:
         kernel = _nms_kernel(p)
-        scores = _floats(inputs[0]).reshape(-1).copy()
-        boxes = _floats(inputs[1]).reshape(-1, 4)
+        scores = float_values(inputs[0]).reshape(-1).copy()
+        boxes = float_values(inputs[1]).reshape(-1, 4)
         batches = np.asarray(inputs[2].array()).reshape(-1)
         for start, length in _batch_runs(batches):
             base = start * k
@@ -382,7 +363,7 @@ def reference_box_with_nms_limit(params: NmsParams, inputs: list[TensorInfo],
     index = np.asarray([i for i, _ in picks], dtype=np.int64)
     out_scores = np.asarray([s for _, s in picks], dtype=np.float32)
     batches_out = np.asarray(inputs[2].array()).reshape(-1)[index // k] if r else np.zeros(0, np.int32)
-    return [_stored(out_scores, outputs[0]), raw_rois[index].reshape(-1, 4).astype(outputs[1].dtype),
+    return [stored_values(out_scores, outputs[0]), raw_rois[index].reshape(-1, 4).astype(outputs[1].dtype),
             (index % k).astype(np.int32), batches_out.astype(np.int32)]
 
 
@@ -413,12 +394,12 @@ def box_with_nms_limit(inputs: list[TensorInfo], outputs: list[TensorInfo]) -> N
 def reference_generate_proposals(params: ProposalParams, inputs: list[TensorInfo],
                                  outputs: list[TensorInfo]) -> list[np.ndarray]:
     p = params
-    scores, deltas = _floats(inputs[0]), _floats(inputs[1])
+    scores, deltas = float_values(inputs[0]), float_values(inputs[1])
     if p.nchw:
         scores, deltas = scores.transpose(0, 2, 3, 1), deltas.transpose(0, 2, 3, 1)
     b, h, w, a = scores.shape
-    anchors = _floats(inputs[2]).reshape(a, 4)
-    image = _floats(inputs[3]).reshape(b, 2)
+    anchors = float_values(inputs[2]).reshape(a, 4)
+    image = float_values(inputs[3]).reshape(b, 2)
     hs = np.arange(h, dtype=np.float32) * np.float32(p.height_stride)
     ws = np.arange(w, dtype=np.float32) * np.float32(p.width_stride)
     shift = np.stack(np.broadcast_arrays(ws[None, :, None], hs[:, None, None], ws[None, :, None],
@@ -443,7 +424,7 @@ def reference_generate_proposals(params: ProposalParams, inputs: list[TensorInfo
         out_scores.append(sc[kept])
         out_rois.append(boxes[kept])
         out_batches.append(np.full(len(kept), n, np.int32))
-    return [_stored(np.concatenate(out_scores), outputs[0]), _stored(np.concatenate(out_rois).reshape(-1, 4), outputs[1]),
+    return [stored_values(np.concatenate(out_scores), outputs[0]), stored_values(np.concatenate(out_rois).reshape(-1, 4), outputs[1]),
             np.concatenate(out_batches).astype(np.int32)]
 
 
@@ -492,9 +473,9 @@ def reference_detection_postprocessing(params: PostprocessParams, inputs: list[T
                                        outputs: list[TensorInfo]) -> list[np.ndarray]:
     p = params
     k, slots = p.classes, p.slots
-    scores = _floats(inputs[0]).reshape(p.batches, p.anchors * k)
-    deltas = _floats(inputs[1]).reshape(p.batches, p.anchors, p.box_length)
-    anchors = _floats(inputs[2]).reshape(p.anchors, 4)
+    scores = float_values(inputs[0]).reshape(p.batches, p.anchors * k)
+    deltas = float_values(inputs[1]).reshape(p.batches, p.anchors, p.box_length)
+    anchors = float_values(inputs[2]).reshape(p.anchors, 4)
     out_scores = np.zeros((p.batches, slots), np.float32)
     out_boxes = np.zeros((p.batches, slots, 4), np.float32)
     out_classes = np.zeros((p.batches, slots), np.int32)
@@ -523,7 +504,7 @@ def reference_detection_postprocessing(params: PostprocessParams, inputs: list[T
         for i, (score, a, c) in enumerate(rows):
             out_scores[n, i], out_boxes[n, i], out_classes[n, i] = score, boxes[a], c - label_offset
         counts[n] = len(rows)
-    return [_stored(out_scores, outputs[0]), _stored(out_boxes, outputs[1]), out_classes, counts]
+    return [stored_values(out_scores, outputs[0]), stored_values(out_boxes, outputs[1]), out_classes, counts]
 
 
 def supports_postprocessing(ctx: LoweringContext) -> bool:

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..compiler.lowering_helpers import row_strides
 from .definition import TensorInfo, require
 
 
@@ -36,6 +37,12 @@ def nhwc_dims(inp: TensorInfo, nchw: bool, op_name: str) -> tuple[int, int, int,
 def stored_shape(n: int, h: int, w: int, c: int, nchw: bool) -> tuple[int, int, int, int]:
     """The shape of an NHWC-described tensor as stored in the operation's layout."""
     return (n, c, h, w) if nchw else (n, h, w, c)
+
+
+def image_strides(n: int, h: int, w: int, c: int, nchw: bool) -> tuple[int, ...]:
+    """Element strides of the (n, y, x, c) axes of an image stored NHWC or NCHW."""
+    s = row_strides(stored_shape(n, h, w, c, nchw))
+    return (s[0], s[2], s[3], s[1]) if nchw else s
 
 
 def to_nhwc(x: np.ndarray, nchw: bool) -> np.ndarray:

@@ -19,11 +19,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..compiler.lowering_helpers import QRANGE, ctype, float_io, known, params_ok, row_strides, \
-    trailing_scalars_constant
+from ..compiler.lowering_helpers import QRANGE, ctype, float_io, known, params_ok, trailing_scalars_constant
 from ..hal.types import OperandType, OperationType
 from .definition import OpParams, TensorInfo, optional_bool, require, same_quant_as_input
-from .layout import ImageSizes, from_nhwc, nhwc_dims, stored_shape, to_nhwc
+from .layout import ImageSizes, from_nhwc, image_strides, nhwc_dims, stored_shape, to_nhwc
 from .registry import operation
 from .signature import BOOL, F16, F32, LAYOUT, Q8A, Q8AS, RANK4, OpSignature, Variant, i32
 
@@ -160,12 +159,6 @@ def resize_supported(ctx: LoweringContext) -> bool:
     return known(x, out) and x.type == out.type and x.type in (F32, F16, Q8A, Q8AS)
 
 
-def _image_strides(n: int, h: int, w: int, c: int, nchw: bool) -> tuple[int, ...]:
-    """Element strides of the (n, y, x, c) axes of an image stored NHWC or NCHW."""
-    s = row_strides(stored_shape(n, h, w, c, nchw))
-    return (s[0], s[2], s[3], s[1]) if nchw else s
-
-
 def _lower_resize(ctx: LoweringContext, nearest: bool) -> None:
     """One resize.cl launch over (channel, output column, batch·output row)."""
     p = ctx.params
@@ -177,8 +170,8 @@ def _lower_resize(ctx: LoweringContext, nearest: bool) -> None:
          "C": p.in_c, "OH": p.out_h, "OW": p.out_w, "ROWS": p.batch * p.out_h, "SCALE_H": float(p.height_scale),
          "SCALE_W": float(p.width_scale), "ALIGN": int(p.align_corners), "HALF_PIXEL": int(p.half_pixel_centers),
          "QMIN": qmin, "QMAX": qmax}
-    d.update(zip(("XN", "XY", "XX", "XC"), _image_strides(p.batch, p.in_h, p.in_w, p.in_c, p.nchw)))
-    d.update(zip(("ON", "OY", "OX", "OC"), _image_strides(p.batch, p.out_h, p.out_w, p.out_c, p.nchw)))
+    d.update(zip(("XN", "XY", "XX", "XC"), image_strides(p.batch, p.in_h, p.in_w, p.in_c, p.nchw)))
+    d.update(zip(("ON", "OY", "OX", "OC"), image_strides(p.batch, p.out_h, p.out_w, p.out_c, p.nchw)))
     d.update(float_io(x))
     ctx.emit("resize.cl", d, [ctx.input(0)], [ctx.output(0)], (p.in_c, p.out_w, p.batch * p.out_h))
 

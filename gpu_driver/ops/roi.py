@@ -32,12 +32,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .. import quant
-from ..compiler.lowering_helpers import QRANGE, ctype, float_io, known, numel, params_ok, row_strides, \
-    trailing_scalars_constant, Work
+from ..compiler.lowering_helpers import QRANGE, ctype, float_io, known, numel, params_ok, trailing_scalars_constant, \
+    Work
 from ..errors import failure
 from ..hal.types import OperandType, OperationType
-from .definition import OpParams, TensorInfo, as_float32, require, require_nonempty
-from .layout import ImageSizes, from_nhwc, nhwc_dims, stored_shape, to_nhwc
+from .definition import OpParams, TensorInfo, float_values, require, require_nonempty, stored_values
+from .layout import ImageSizes, from_nhwc, image_strides, nhwc_dims, stored_shape, to_nhwc
 from .registry import operation
 from .signature import BOOL, F16, F32, I32, Q8A, Q8AS, RANK4, OpContext, OpSignature, Variant, i32
 
@@ -118,26 +118,6 @@ ROI_POOLING_SIGNATURE = OpSignature(
 HEATMAP_MAX_KEYPOINT_SIGNATURE = OpSignature(
     _ROI_TYPES, (Variant("heatmap", ("T", _BOX_TYPES, BOOL), ("T", _BOX_TYPES)),),
     ranks={0: RANK4, 1: (2, 2)}, out_ranks={0: (2, 2), 1: (3, 3)}, check=_check_heatmap_boxes)
-
-
-# ---- shared numerics ---------------------------------------------------------------------------------
-
-def float_values(info: TensorInfo) -> np.ndarray:
-    """A tensor's values as the fp32 the reference computes with ((q − zp)·scale when quantized)."""
-    if info.is_quantized:
-        return quant.dequantize(info.array(), info.scale, info.zero_point)
-    return np.asarray(info.array()).astype(np.float32)
-
-
-def stored_values(x: np.ndarray, out: TensorInfo) -> np.ndarray:
-    """fp32 results in ``out``'s storage: quantized as AOSP's convertFloat32ToQuant (round half away
-    of x/scale + zp in fp32, saturated), else cast."""
-    with np.errstate(all="ignore"):
-        x = np.asarray(x, dtype=np.float32)
-        if out.is_quantized:
-            q = quant.round_half_away((x / np.float32(out.scale) + np.float32(out.zero_point)).astype(np.float32))
-            return np.clip(q, *out.qrange).astype(out.dtype)
-        return x.astype(out.dtype)
 
 
 # ---- definitions -------------------------------------------------------------------------------------
@@ -299,7 +279,7 @@ reference_roi_pooling = _roi_reference(_roi_pool_box)
 
 def _solve_for_delta(g: np.ndarray, score: np.ndarray, tol: float):
     """The quadratic refinement of op 56 on grids g[..., 3, 3] (fp32, AOSP's order): (δx, δy, score)."""
-    two, half = np.float32(2.0), np.float32(0.5)
+    two = np.float32(2.0)
     b0 = -(g[..., 1, 2] - g[..., 1, 0]) / two
     b1 = -(g[..., 2, 1] - g[..., 0, 1]) / two
     a00 = g[..., 1, 0] - two * g[..., 1, 1] + g[..., 1, 2]
@@ -375,12 +355,6 @@ def supports_roi(ctx: LoweringContext) -> bool:
     return True
 
 
-def _image_strides(n: int, h: int, w: int, c: int, nchw: bool) -> tuple[int, ...]:
-    """Element strides of the (n, y, x, c) axes of an image stored NHWC or NCHW."""
-    s = row_strides(stored_shape(n, h, w, c, nchw))
-    return (s[0], s[2], s[3], s[1]) if nchw else s
-
-
 def _multiplier_table(p: RoiParams, x: TensorInfo, out: TensorInfo) -> np.ndarray:
     """Quantized ROI_ALIGN: (multiplier, shift) for every possible sample count 1..max (rows; a
     multiplier of −1 marks a count whose real multiplier is not below 1)."""
@@ -423,8 +397,8 @@ def lower_roi(ctx: LoweringContext) -> None:
                   WSCALE=float(np.float32(1.0) / np.float32(p.width_stride)), SAMPLING_H=p.sampling_h,
                   SAMPLING_W=p.sampling_w, ZP=x.zero_point, ZO=out.zero_point, QMIN=qmin, QMAX=qmax,
                   WEIGHT_SCALE=float(_WEIGHT_SCALE))
-    d.update(zip(("XN", "XY", "XX", "XC"), _image_strides(p.batch, p.in_h, p.in_w, p.in_c, p.nchw)))
-    d.update(zip(("ON", "OY", "OX", "OC"), _image_strides(p.num_rois, p.out_h, p.out_w, p.out_c, p.nchw)))
+    d.update(zip(("XN", "XY", "XX", "XC"), image_strides(p.batch, p.in_h, p.in_w, p.in_c, p.nchw)))
+    d.update(zip(("ON", "OY", "OX", "OC"), image_strides(p.num_rois, p.out_h, p.out_w, p.out_c, p.nchw)))
     ins = [ctx.input(0), ctx.input(1), ctx.input(2)]
     if d["QUANT"] and ctx.node.type == OperationType.ROI_ALIGN:
         table = _multiplier_table(p, x, out)
