@@ -144,11 +144,11 @@ def _if_model(else_op):
 
 def test_control_flow_support_follows_the_branches(ref):
     # the reference runs IF when it runs every operation of both branches; FLOOR has a definition,
-    # ABS (a later feature level) has none in this driver
+    # OEM_OPERATION (vendor-defined) has none in this driver
     assert ref.get_supported_operations(_if_model(O.FLOOR)) == [True]
-    assert ref.get_supported_operations(_if_model(O.ABS)) == [False]
+    assert ref.get_supported_operations(_if_model(O.OEM_OPERATION)) == [False]
     with pytest.raises(gd.DriverError) as err:
-        ref.prepare_model(_if_model(O.ABS))
+        ref.prepare_model(_if_model(O.OEM_OPERATION))
     assert err.value.status == ErrorStatus.INVALID_ARGUMENT and "IF" in err.value.message
 
 

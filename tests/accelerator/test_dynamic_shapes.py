@@ -125,23 +125,29 @@ def test_specialisations_are_lru_bounded():
 def test_unsupported_specialisation_fails_that_execution():
     """A specialisation whose operations the kernels cannot run (pipeline.check_supported; reachable
     through size-dependent ``supports`` conditions — forced here by preparing a model the device
-    reports unsupported, an NCHW RESIZE_BILINEAR) fails its execution with
+    reports unsupported, an IF, which accelerators do not run) fails its execution with
     GENERAL_FAILURE naming the operation; the prepared model stays usable."""
     dev = opencl_device()
+    branches = []
+    for op in (O.FLOOR, O.RELU):
+        sub = gd.ModelBuilder()
+        a = sub.add_input(F32, [0, 3])
+        r = sub.add_operand(F32, [0, 3])
+        sub.add_operation(op, [a], [r]).set_outputs([r])
+        branches.append(sub)
     b = gd.ModelBuilder()
-    x = b.add_input(F32, [0, 2, 3, 3])
-    o = b.add_operand(F32, [0, 2, 0, 0])
-    b.add_operation(O.RESIZE_BILINEAR, [x, b.add_scalar(T.INT32, 4), b.add_scalar(T.INT32, 5),
-                                        b.add_scalar(T.BOOL, True)], [o])
+    cond, x = b.add_input(T.TENSOR_BOOL8, [1]), b.add_input(F32, [0, 3])
+    o = b.add_operand(F32, [0, 3])
+    b.add_operation(O.IF, [cond, b.add_subgraph(branches[0]), b.add_subgraph(branches[1]), x], [o])
     b.set_outputs([o])
     model = b.finish()
     assert dev.get_supported_operations(model) == [False]
     pm = AcceleratorPreparedModel(dev, model)  # the pipeline path, bypassing the support check
     for _ in range(2):
         with pytest.raises(gd.DriverError) as err:
-            pm.execute([np.zeros((1, 2, 3, 3), np.float32)])
+            pm.execute([np.ones(1, np.bool_), np.zeros((2, 3), np.float32)])
         assert err.value.status == ErrorStatus.GENERAL_FAILURE
-        assert "RESIZE_BILINEAR" in err.value.message and "[1, 2, 3, 3]" in err.value.message
+        assert "IF" in err.value.message and "[2, 3]" in err.value.message
 
 
 def test_memory_domain_buffers_take_their_shape_from_use():

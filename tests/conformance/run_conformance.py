@@ -1,7 +1,7 @@
 """Run the AOSP conformance cases on devices and report by operation.
 
     python -m tests.conformance.run_conformance [--device reference --device opencl:0]
-        [--version V1_2] [--op ABS] [--name SUBSTRING] [--dynamic] [--failures N] [--json FILE]
+        [--version V1_2] [--op ABS] [--name SUBSTRING] [--dynamic] [--sample N] [--failures N] [--json FILE]
 
 Prints, per device, the share of good outcomes (pass, refusal above the device's feature level,
 expected failure) and a table of the operations with other outcomes; ``--failures N`` lists the
@@ -30,7 +30,9 @@ def subject(case: dict) -> str:
 def select(args) -> list[dict]:
     cases = []
     for v in args.version or versions():
-        for c in load(v):
+        for i, c in enumerate(load(v)):
+            if i % args.sample:
+                continue
             names = operation_names(c)
             if args.op and not any(op in names for op in args.op):
                 continue
@@ -47,6 +49,7 @@ def main(argv=None) -> int:
     parser.add_argument("--op", action="append", help="only cases using this operation")
     parser.add_argument("--name", help="only cases whose name contains this")
     parser.add_argument("--dynamic", action="store_true", help="declare the outputs' dimensions unknown")
+    parser.add_argument("--sample", type=int, default=1, metavar="N", help="only every N-th case of each spec folder")
     parser.add_argument("--failures", type=int, default=0, help="list this many failing cases per device")
     parser.add_argument("--json", help="write every result here")
     args = parser.parse_args(argv)
