@@ -1,8 +1,10 @@
 """Graph rewrites before lowering: activation fusion and constant folding.
 
-- :func:`fuse_activations`: a RELU / RELU1 / RELU6 that is the only consumer of the output of an
-  operation with a fused activation (its family registers ``fused_activation_input``; fused
-  activation NONE, same operand type and quantisation) disappears into that fused activation.  The producer's params are
+- :func:`fuse_activations`: a quantized RELU / RELU1 / RELU6 that is the only consumer of the output
+  of an operation with a fused activation (its family registers ``fused_activation_input``; fused
+  activation NONE, same operand type and quantisation) disappears into that fused activation.
+  Float RELUs stay separate operations (or join an element-wise chain): as in AOSP, a RELU maps NaN
+  to its lower bound while a fused activation lets NaN through.  The producer's params are
   re-derived by its operation definition with the new fuse code, so every derived field (float and
   quantised clamp bounds) is consistent.
 - :func:`fold_constants`: a node whose inputs are all constant is computed once, at preparation, with
@@ -63,8 +65,9 @@ def fusable_pairs(graph: Graph) -> list[tuple[Node, Node, Node]]:
             continue
         relu = us[0]
         src, dst = graph.tensors[out], graph.tensors[relu.outputs[0]]
-        if src.type != dst.type or (OPERAND_TYPE_INFO[src.type].quant_range is not None
-                                    and (src.scale != dst.scale or src.zero_point != dst.zero_point)):
+        if OPERAND_TYPE_INFO[src.type].quant_range is None:
+            continue  # a float RELU maps NaN to its lower bound, a fused activation lets NaN through
+        if src.type != dst.type or src.scale != dst.scale or src.zero_point != dst.zero_point:
             continue
         ins = list(graph.infos(node.inputs))
         ins[pos] = replace(act_info, value=RELU_FUSE_CODES[relu.type])

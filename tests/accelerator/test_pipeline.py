@@ -40,9 +40,9 @@ def test_add_relu_mul_against_hand_values():
     bb = np.array([[1, 1, -5], [0.5, 0.0, 1]], np.float32)
     (out,) = pm.execute([a, bb])
     np.testing.assert_array_equal(out, np.array([[4, 0, 0], [2, 0, 10]], np.float32))
-    assert pm.memory_plan["kernels"] == 1  # RELU fused into ADD, then ADD+MUL into one elementwise chain
+    assert pm.memory_plan["kernels"] == 1  # ADD, RELU and MUL as one elementwise chain
     unchained = lower(prepare_graph(model, fuse_chains=False))
-    assert len(unchained.kernels) == 2  # RELU fused into ADD
+    assert len(unchained.kernels) == 3  # a float RELU is not fused into ADD's clamp (NaN rules differ)
 
 
 def test_fused_relu_is_reported_supported():
@@ -58,12 +58,12 @@ def test_fifty_layer_chain_reuses_two_activation_buffers():
     pm = dev.prepare_model(model)
     act_bytes = int(np.prod(shape)) * 4
     assert pm.memory_plan["kernels"] == 1  # the whole ADD+RELU chain is one fused elementwise kernel
-    # the planner on the unchained lowering: 50 kernels, two activation buffers
+    # the planner on the unchained lowering: 100 kernels (ADD, RELU, ...), two activation buffers
     graph = prepare_graph(model, fuse_chains=False)
     plan, _ = build_plan(graph, lower(graph), dev.backend.tuning)
-    assert len(plan.kernels) == 50
+    assert len(plan.kernels) == 100
     assert plan.arena_bytes <= 2 * act_bytes
-    assert plan.naive_arena_bytes >= 49 * act_bytes
+    assert plan.naive_arena_bytes >= 99 * act_bytes
     x = np.random.default_rng(3).uniform(-1, 1, shape).astype(np.float32)
     (out,) = pm.execute([x])
     (ref,) = reference_outputs(model, [x])

@@ -68,3 +68,27 @@ def test_reference_agrees_with_itself_on_nan_positions():
     model, ins = multi_op(_unary_entries(F32))
     outs = run_reference(model, _unary_data(F32)(ins))
     assert np.isnan(outs[3][0]) and np.isnan(outs[4][0])   # LOGISTIC / TANH keep NaN
+
+
+def test_relu_after_an_operation_with_a_fused_activation_keeps_its_nan_rule(accelerator):
+    """CONV_2D (fused activation NONE) then RELU: a NaN from the convolution becomes RELU's lower bound
+    (AOSP's std::max(0, NaN) = 0) on every device; fusing the RELU into the convolution's clamp would
+    let it through."""
+    import gpu_driver as gd
+    from gpu_driver import OperandType as T, OperationType as O
+
+    b = gd.ModelBuilder()
+    x = b.add_input(T.TENSOR_FLOAT32, [1, 2, 2, 1])
+    w = b.add_constant(T.TENSOR_FLOAT32, [1, 1, 1, 1], [1.0])
+    bias = b.add_constant(T.TENSOR_FLOAT32, [1], [0.0])
+    c = b.add_operand(T.TENSOR_FLOAT32, [1, 2, 2, 1])
+    one, none = b.add_scalar(T.INT32, 1), b.add_scalar(T.INT32, 0)
+    b.add_operation(O.CONV_2D, [x, w, bias, one, one, one, none], [c])
+    y = b.add_operand(T.TENSOR_FLOAT32, [1, 2, 2, 1])
+    b.add_operation(O.RELU, [c], [y])
+    b.set_outputs([y])
+    model = b.finish()
+    feed = [np.array([np.nan, -1.0, 2.0, np.inf], np.float32).reshape(1, 2, 2, 1)]
+    for device in (gd.get_device("reference"), accelerator):
+        out = device.prepare_model(model).execute(feed)[0].reshape(-1)
+        assert out[0] == 0.0 and out[1] == 0.0 and out[2] == 2.0, (device.name, out)
