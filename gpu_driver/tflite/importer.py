@@ -17,7 +17,7 @@ from ..builder import ModelBuilder
 from ..errors import DriverError, invalid
 from ..hal.model import Model, SymmPerChannelQuantParams
 from ..hal.types import OperandType as T, OperationType
-from .reader import Subgraph, Tensor, TfliteModel
+from .reader import TENSOR_DTYPES, Subgraph, Tensor, TfliteModel
 
 
 class Unsupported(Exception):
@@ -133,6 +133,10 @@ class Emitter:
         t = self.tensor(i)
         if t.sparse is not None:
             return None
+        if t.variable and t.data is None:
+            # recurrent state: every execution starts from the zero state TF Lite allocates (as an
+            # interpreter whose variables are reset before each invocation)
+            return np.zeros(t.shape, TENSOR_DTYPES.get(t.type, np.float32))
         return t.data
 
     def operand_type(self, t: Tensor, value: np.ndarray | None = None) -> tuple[T, float, int, object]:
@@ -186,6 +190,10 @@ class Emitter:
             idx = self.b.add_operand(otype, self.shape_of(i), scale, zp, cq)
         self.operands[i] = idx
         return idx
+
+    def optional(self, i: int, otype: T = T.TENSOR_FLOAT32) -> int:
+        """The operand of an optional input: tensor ``i``, or an omitted (NO_VALUE) operand for -1."""
+        return self.operand(i) if i >= 0 else self.b.add_no_value(otype)
 
     def output(self, i: int) -> int:
         """The operand an operator writes for TF Lite tensor ``i``."""
@@ -259,8 +267,6 @@ def import_subgraph(model: TfliteModel, subgraph: Subgraph, builder: ModelBuilde
 
 
 def specs(subgraph: Subgraph, indexes: list[int]) -> list[TensorSpec]:
-    from .reader import TENSOR_DTYPES
-
     out = []
     for i in indexes:
         t = subgraph.tensors[i]

@@ -96,6 +96,19 @@ def _with_activation(op_type: O):
     return convert
 
 
+def _dequantized(t, value: np.ndarray) -> np.ndarray:
+    """A quantized (or float16) constant of tensor ``t`` as float32: per-tensor or per-channel."""
+    if t.quantization is not None and value.dtype != np.float16 and value.dtype != np.float32:
+        q = t.quantization
+        shape = [1] * value.ndim
+        if len(q.scales) > 1:
+            shape[q.dimension] = -1
+        scales = np.asarray(q.scales, np.float32).reshape(shape)
+        zps = np.asarray(q.zero_points, np.float32).reshape(shape)
+        value = (value.astype(np.float32) - zps) * scales
+    return np.asarray(value, dtype=np.float32)
+
+
 def _dequantize(em: Emitter, op: Operator) -> None:
     src = op.inputs[0]
     value = em.value(src)
@@ -103,15 +116,7 @@ def _dequantize(em: Emitter, op: Operator) -> None:
     if value is None and t.sparse is not None:
         value = densify(t)
     if value is not None:  # constant: fold now (float16 weights, quantized constants)
-        if t.quantization is not None and value.dtype != np.float16 and value.dtype != np.float32:
-            q = t.quantization
-            shape = [1] * value.ndim
-            if len(q.scales) > 1:
-                shape[q.dimension] = -1
-            scales = np.asarray(q.scales, np.float32).reshape(shape)
-            zps = np.asarray(q.zero_points, np.float32).reshape(shape)
-            value = (value.astype(np.float32) - zps) * scales
-        em.folded[op.outputs[0]] = np.asarray(value, dtype=np.float32)
+        em.folded[op.outputs[0]] = _dequantized(t, value)
         return
     em.op(O.DEQUANTIZE, [em.operand(src)], [em.output(op.outputs[0])])
 
@@ -400,6 +405,149 @@ def _cast(em: Emitter, op: Operator) -> None:
     _direct(O.CAST)(em, op)
 
 
+# ---- lookups and hashing ---------------------------------------------------------------------------
+
+def _embedding_lookup(em: Emitter, op: Operator) -> None:
+    """EMBEDDING_LOOKUP (lookup, value); a quantized constant table behind a float output (TF Lite's
+    hybrid kernel) is dequantized at import."""
+    _float_weights(em, op, [1], op.outputs[0])
+    em.op(O.EMBEDDING_LOOKUP, [em.operand(op.inputs[0]), em.operand(op.inputs[1])], [em.output(op.outputs[0])])
+
+
+def _hashtable_lookup(em: Emitter, op: Operator) -> None:
+    """HASHTABLE_LOOKUP (lookup, key, value) -> (output, hits); TF Lite's hits tensor is plain uint8,
+    NNAPI's a TENSOR_QUANT8_ASYMM of scale 1, zero point 0."""
+    hits = op.outputs[1]
+    if hits not in em.operands:
+        em.operands[hits] = em.b.add_operand(T.TENSOR_QUANT8_ASYMM, em.shape_of(hits), 1.0, 0)
+    em.op(O.HASHTABLE_LOOKUP, [em.operand(i) for i in op.inputs[:3]],
+          [em.output(op.outputs[0]), em.output(hits)])
+
+
+#: TF Lite LSHProjectionType -> NNAPI LSH_PROJECTION type (TF Lite's SPARSE offsets each hash
+#: function's signature by i * 2^num_bits, which NNAPI calls SPARSE; NNAPI's 1 is the older form)
+LSH_TYPES = {1: 3, 2: 2}
+
+
+def _lsh_projection(em: Emitter, op: Operator) -> None:
+    kind = _opt(op, "Type", 0)
+    if kind not in LSH_TYPES:
+        raise Unsupported(f"LSH projection type {kind} is neither SPARSE nor DENSE")
+    weight = op.inputs[2] if len(op.inputs) > 2 else -1
+    em.op(O.LSH_PROJECTION, [em.operand(op.inputs[0]), em.operand(op.inputs[1]), em.optional(weight),
+                             em.i32(LSH_TYPES[kind])], [em.output(op.outputs[0])])
+
+
+# ---- recurrent networks ------------------------------------------------------------------------------
+# TF Lite keeps recurrent state in variable tensors; the import starts each execution from the zero
+# state (see Emitter.value) and adds the state outputs NNAPI requires as temporaries.
+
+def _float_weights(em: Emitter, op: Operator, positions, like: int) -> None:
+    """Quantized constant weights of a float operator (TF Lite's hybrid kernels) become float32
+    constants: the import dequantizes them, so the operation runs in float."""
+    if em.tensor(like).type_name not in ("FLOAT32", "FLOAT16"):
+        return
+    for k in positions:
+        i = op.inputs[k] if k < len(op.inputs) else -1
+        if i < 0 or i in em.folded:
+            continue
+        value = em.value(i)
+        if value is not None and value.dtype in (np.int8, np.uint8) and em.tensor(i).quantization is not None:
+            em.folded[i] = _dequantized(em.tensor(i), value)
+
+
+def _inputs(em: Emitter, op: Operator, positions) -> list[int]:
+    """Operands of TF Lite inputs ``positions`` (NO_VALUE, typed like input 0, for an omitted one or
+    a position past the operator's inputs)."""
+    otype = T.TENSOR_FLOAT16 if em.tensor(op.inputs[0]).type_name == "FLOAT16" else T.TENSOR_FLOAT32
+    return [em.optional(op.inputs[k] if k < len(op.inputs) else -1, otype) for k in positions]
+
+
+def _temporary(em: Emitter, like: int, dims) -> int:
+    return em.b.add_operand(T.TENSOR_FLOAT16 if em.tensor(like).type_name == "FLOAT16" else T.TENSOR_FLOAT32,
+                            [int(d) for d in dims])
+
+
+def _lstm_sizes(em: Emitter, op: Operator, first: int) -> tuple[int, int, bool]:
+    """(units, output size, CIFG) of the LSTM cell whose tensors start at input ``first``."""
+    units = em.shape_of(op.inputs[first + 3])[0]           # input-to-output weights [U, I]
+    output = em.shape_of(op.inputs[first + 7])[1]          # recurrent-to-output weights [U, O]
+    return units, output, op.inputs[first] < 0
+
+
+def _lstm_scalars(em: Emitter, op: Operator) -> list[int]:
+    x = op.inputs[0]
+    return [em.i32(_opt(op, "FusedActivationFunction", 0)), em.float_scalar(_opt(op, "CellClip", 0.0), x),
+            em.float_scalar(_opt(op, "ProjClip", 0.0), x)]
+
+
+def _lstm(em: Emitter, op: Operator) -> None:
+    """LSTM (full kernel): 20 cell tensors, the two state tensors, optional layer-norm weights."""
+    if _opt(op, "KernelType", 0) != 0:
+        raise Unsupported("the BASIC LSTM kernel has no NNAPI equivalent")
+    _float_weights(em, op, range(1, 24), op.inputs[0])
+    batch = em.shape_of(op.inputs[0])[0]
+    units, out_size, cifg = _lstm_sizes(em, op, 1)
+    ins = _inputs(em, op, range(20)) + _lstm_scalars(em, op)
+    if len(op.inputs) > 20 and any(i >= 0 for i in op.inputs[20:24]):
+        ins += _inputs(em, op, range(20, 24))
+    x = op.inputs[0]
+    outs = [_temporary(em, x, [batch, units * (3 if cifg else 4)]), _temporary(em, x, [batch, out_size]),
+            _temporary(em, x, [batch, units]), em.output(op.outputs[0])]
+    em.op(O.LSTM, ins, outs)
+
+
+def _sequence_lstm(em: Emitter, op: Operator) -> None:
+    """UNIDIRECTIONAL_SEQUENCE_LSTM: LSTM's 20 + 4 tensors, with time_major between the clips and
+    the layer-norm weights."""
+    _float_weights(em, op, range(1, 24), op.inputs[0])
+    ins = (_inputs(em, op, range(20)) + _lstm_scalars(em, op) + [em.boolean(_opt(op, "TimeMajor", False))]
+           + _inputs(em, op, range(20, 24)))
+    em.op(O.UNIDIRECTIONAL_SEQUENCE_LSTM, ins, [em.output(op.outputs[0])])
+
+
+def _bidirectional_lstm(em: Emitter, op: Operator) -> None:
+    """BIDIRECTIONAL_SEQUENCE_LSTM: TF Lite's 48 inputs are NNAPI's 0–47; then the scalars and
+    (absent) layer-norm weights."""
+    _float_weights(em, op, range(1, 48), op.inputs[0])
+    merge = bool(_opt(op, "MergeOutputs", False))
+    ins = (_inputs(em, op, range(48)) + _lstm_scalars(em, op)
+           + [em.boolean(merge), em.boolean(_opt(op, "TimeMajor", True))] + _inputs(em, op, range(48, 56)))
+    em.op(O.BIDIRECTIONAL_SEQUENCE_LSTM, ins, [em.output(o) for o in op.outputs[:1 if merge else 2]])
+
+
+def _rnn(em: Emitter, op: Operator) -> None:
+    """RNN (input, weights, recurrent weights, bias, hidden state) -> output."""
+    _float_weights(em, op, range(1, 4), op.inputs[0])
+    h = em.shape_of(op.inputs[4])
+    em.op(O.RNN, _inputs(em, op, range(5)) + [em.i32(_opt(op, "FusedActivationFunction", 0))],
+          [_temporary(em, op.inputs[0], h), em.output(op.outputs[0])])
+
+
+def _sequence_rnn(em: Emitter, op: Operator) -> None:
+    _float_weights(em, op, range(1, 4), op.inputs[0])
+    em.op(O.UNIDIRECTIONAL_SEQUENCE_RNN, _inputs(em, op, range(5)) + [
+        em.i32(_opt(op, "FusedActivationFunction", 0)), em.i32(1 if _opt(op, "TimeMajor", False) else 0)],
+        [em.output(op.outputs[0])])
+
+
+def _bidirectional_rnn(em: Emitter, op: Operator) -> None:
+    _float_weights(em, op, [1, 2, 3, 5, 6, 7, 10, 11], op.inputs[0])
+    merge = bool(_opt(op, "MergeOutputs", False))
+    em.op(O.BIDIRECTIONAL_SEQUENCE_RNN, _inputs(em, op, range(12)) + [
+        em.i32(_opt(op, "FusedActivationFunction", 0)), em.boolean(_opt(op, "TimeMajor", True)), em.boolean(merge)],
+        [em.output(o) for o in op.outputs[:1 if merge else 2]])
+
+
+def _svdf(em: Emitter, op: Operator) -> None:
+    """SVDF (input, weights_feature, weights_time, bias, state) -> output."""
+    _float_weights(em, op, range(1, 4), op.inputs[0])
+    state = em.shape_of(op.inputs[4])
+    em.op(O.SVDF, _inputs(em, op, range(5)) + [em.i32(_opt(op, "Rank", 1)),
+                                                em.i32(_opt(op, "FusedActivationFunction", 0))],
+          [_temporary(em, op.inputs[0], state), em.output(op.outputs[0])])
+
+
 # ---- control flow --------------------------------------------------------------------------------------
 
 def _if(em: Emitter, op: Operator) -> None:
@@ -449,6 +597,11 @@ CONVERTERS = {
     "ARG_MAX": _arg(O.ARGMAX), "ARG_MIN": _arg(O.ARGMIN), "TOPK_V2": _topk,
     "DEPTH_TO_SPACE": _block(O.DEPTH_TO_SPACE), "SPACE_TO_DEPTH": _block(O.SPACE_TO_DEPTH),
     "BATCH_TO_SPACE_ND": _tensor_args(O.BATCH_TO_SPACE_ND), "SPACE_TO_BATCH_ND": _tensor_args(O.SPACE_TO_BATCH_ND),
+    # lookups, hashing, recurrent networks
+    "EMBEDDING_LOOKUP": _embedding_lookup, "HASHTABLE_LOOKUP": _hashtable_lookup, "LSH_PROJECTION": _lsh_projection,
+    "LSTM": _lstm, "UNIDIRECTIONAL_SEQUENCE_LSTM": _sequence_lstm, "BIDIRECTIONAL_SEQUENCE_LSTM": _bidirectional_lstm,
+    "RNN": _rnn, "UNIDIRECTIONAL_SEQUENCE_RNN": _sequence_rnn, "BIDIRECTIONAL_SEQUENCE_RNN": _bidirectional_rnn,
+    "SVDF": _svdf,
     # control flow (multi-subgraph models)
     "IF": _if, "WHILE": _while,
 }

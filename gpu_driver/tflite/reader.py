@@ -44,6 +44,8 @@ class Tensor:
     data: np.ndarray | None           # constant contents, shaped; None for activations
     quantization: Quantization | None
     sparse: Any = None                # the SparsityParameters table of a sparse constant
+    #: a variable tensor: state an operator keeps across invocations (LSTM/RNN/SVDF), zero at start
+    variable: bool = False
 
     @property
     def type_name(self) -> str:
@@ -148,7 +150,8 @@ def _tensor(model, data: bytes, t, index: int) -> Tensor:
     if q is not None and not q.ScaleIsNone() and q.ScaleLength() > 0:
         zps = [int(z) for z in q.ZeroPointAsNumpy()] if not q.ZeroPointIsNone() else [0] * q.ScaleLength()
         quant = Quantization([float(s) for s in q.ScaleAsNumpy()], zps, int(q.QuantizedDimension()))
-    return Tensor(index, t.Name().decode("utf-8", errors="replace"), shape, signature, ttype, value, quant, sparse)
+    return Tensor(index, t.Name().decode("utf-8", errors="replace"), shape, signature, ttype, value, quant, sparse,
+                  bool(t.IsVariable()))
 
 
 def _operator(model, op, index: int, builtin: dict, options: dict) -> Operator:

@@ -33,6 +33,7 @@ class _Tensor:
     scales: list[float] | None
     zero_points: list[int] | None
     dim: int
+    variable: bool = False
 
 
 @dataclass
@@ -63,12 +64,12 @@ class TfliteWriter:
     def set_io(self, inputs, outputs) -> None:
         self.io = (list(inputs), list(outputs))
 
-    def tensor(self, name, shape, type, data=None, scale=None, zero_point=None, dim=0) -> int:
+    def tensor(self, name, shape, type, data=None, scale=None, zero_point=None, dim=0, variable=False) -> int:
         scales = None if scale is None else list(np.atleast_1d(scale))
         zps = None if scale is None else list(np.atleast_1d(zero_point if zero_point is not None else 0))
         if data is not None:
             data = np.asarray(data).astype(DTYPES[type]).reshape(shape)
-        self.tensors.append(_Tensor(name, list(shape), type, data, scales, zps, dim))
+        self.tensors.append(_Tensor(name, list(shape), type, data, scales, zps, dim, variable))
         return len(self.tensors) - 1
 
     def operator(self, name, inputs, outputs, options=None, custom: bytes | None = None) -> None:
@@ -107,6 +108,8 @@ class TfliteWriter:
             tflite.TensorAddType(b, TYPE_CODES[t.type])
             tflite.TensorAddBuffer(b, buffer_of.get(k, 0))
             tflite.TensorAddName(b, name)
+            if t.variable:
+                tflite.TensorAddIsVariable(b, True)
             if quant is not None:
                 tflite.TensorAddQuantization(b, quant)
             tensor_offsets.append(tflite.TensorEnd(b))

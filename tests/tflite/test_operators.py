@@ -10,18 +10,9 @@ from gpu_driver import tflite
 
 from gpu_driver.tflite.writer import TfliteWriter
 
-Interpreter = pytest.importorskip("ai_edge_litert.interpreter").Interpreter
+from .oracle import litert
 
 RNG = np.random.default_rng(7)
-
-
-def litert(data: bytes, feed):
-    it = Interpreter(model_content=data, num_threads=1)
-    it.allocate_tensors()
-    for d, x in zip(it.get_input_details(), feed):
-        it.set_tensor(d["index"], x)
-    it.invoke()
-    return [it.get_tensor(d["index"]) for d in it.get_output_details()]
 
 
 def devices():
