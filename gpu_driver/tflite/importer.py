@@ -241,11 +241,15 @@ class Emitter:
 def import_subgraph(model: TfliteModel, subgraph: Subgraph, builder: ModelBuilder, converters: dict) -> None:
     """Convert every operator of ``subgraph`` into ``builder`` (a model's main graph)."""
     em = Emitter(model, subgraph, builder, converters)
+    problems = []
     for i in subgraph.inputs:
         t = subgraph.tensors[i]
-        otype, scale, zp, cq = em.operand_type(t)
+        try:
+            otype, scale, zp, cq = em.operand_type(t)
+        except Unsupported as exc:
+            problems.append(f"model input {i} ({t.name}): {exc}")
+            continue
         em.operands[i] = builder.add_input(otype, em.shape_of(i), scale, zp, cq)
-    problems = []
     for op in subgraph.operators:
         convert = converters.get(op.name)
         try:

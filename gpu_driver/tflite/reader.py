@@ -127,6 +127,11 @@ def _buffer(model, data: bytes, index: int) -> bytes | None:
     return buf.DataAsNumpy().tobytes()
 
 
+def _text(raw: bytes | None) -> str:
+    """A flatbuffer string field (names are optional: stripped models have none)."""
+    return (raw or b"").decode("utf-8", errors="replace")
+
+
 def _tensor(model, data: bytes, t, index: int) -> Tensor:
     shape = tuple(int(d) for d in t.ShapeAsNumpy()) if not t.ShapeIsNone() else ()
     signature = tuple(int(d) for d in t.ShapeSignatureAsNumpy()) if not t.ShapeSignatureIsNone() else shape
@@ -140,7 +145,7 @@ def _tensor(model, data: bytes, t, index: int) -> Tensor:
         if sparse is None:
             count = int(np.prod(shape)) if shape else 1
             if flat.size != count:
-                raise invalid(f"tensor {index} ({t.Name().decode(errors='replace')}): {flat.size} values for shape "
+                raise invalid(f"tensor {index} ({_text(t.Name())}): {flat.size} values for shape "
                               f"{list(shape)}")
             value = flat.reshape(shape)
         else:
@@ -150,7 +155,7 @@ def _tensor(model, data: bytes, t, index: int) -> Tensor:
     if q is not None and not q.ScaleIsNone() and q.ScaleLength() > 0:
         zps = [int(z) for z in q.ZeroPointAsNumpy()] if not q.ZeroPointIsNone() else [0] * q.ScaleLength()
         quant = Quantization([float(s) for s in q.ScaleAsNumpy()], zps, int(q.QuantizedDimension()))
-    return Tensor(index, t.Name().decode("utf-8", errors="replace"), shape, signature, ttype, value, quant, sparse,
+    return Tensor(index, _text(t.Name()), shape, signature, ttype, value, quant, sparse,
                   bool(t.IsVariable()))
 
 
@@ -158,7 +163,7 @@ def _operator(model, op, index: int, builtin: dict, options: dict) -> Operator:
     code = model.OperatorCodes(op.OpcodeIndex())
     number = max(code.BuiltinCode(), code.DeprecatedBuiltinCode())
     custom = number == _schema.BuiltinOperator.CUSTOM
-    name = (code.CustomCode() or b"").decode("utf-8", errors="replace") if custom else builtin.get(number, str(number))
+    name = _text(code.CustomCode()) if custom else builtin.get(number, str(number))
     opts = None
     table = op.BuiltinOptions()
     cls = options.get(op.BuiltinOptionsType())
@@ -186,7 +191,7 @@ def read_model(source) -> TfliteModel:
             sg = model.Subgraphs(s)
             tensors = [_tensor(model, data, sg.Tensors(i), i) for i in range(sg.TensorsLength())]
             ops = [_operator(model, sg.Operators(i), i, builtin, options) for i in range(sg.OperatorsLength())]
-            name = (sg.Name() or b"").decode("utf-8", errors="replace")
+            name = _text(sg.Name())
             result.subgraphs.append(Subgraph(s, name, tensors, ops, [int(i) for i in sg.InputsAsNumpy()],
                                              [int(i) for i in sg.OutputsAsNumpy()]))
     except Exception as exc:  # noqa: BLE001 - any parser failure means a corrupt or truncated file

@@ -92,7 +92,7 @@ class TfliteWriter:
                 buffers.append(tflite.BufferEnd(b))
         tensor_offsets = []
         for k, t in enumerate(self.tensors):
-            name = b.CreateString(t.name)
+            name = b.CreateString(t.name) if t.name is not None else None  # stripped models have none
             shape = b.CreateNumpyVector(np.asarray(t.shape, np.int32))
             quant = None
             if t.scales is not None:
@@ -107,7 +107,8 @@ class TfliteWriter:
             tflite.TensorAddShape(b, shape)
             tflite.TensorAddType(b, TYPE_CODES[t.type])
             tflite.TensorAddBuffer(b, buffer_of.get(k, 0))
-            tflite.TensorAddName(b, name)
+            if name is not None:
+                tflite.TensorAddName(b, name)
             if t.variable:
                 tflite.TensorAddIsVariable(b, True)
             if quant is not None:

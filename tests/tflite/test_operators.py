@@ -172,6 +172,25 @@ def test_unsupported_operators_are_listed():
     assert "operator 0 (COS)" in err.value.message and "operator 1 (MyCustomOp)" in err.value.message
 
 
+def test_tensors_without_names_import():
+    """Stripped models (names removed to save space) are valid TF Lite."""
+    w = TfliteWriter()
+    x, y = w.tensor(None, [3], "FLOAT32"), w.tensor(None, [3], "FLOAT32")
+    w.operator("RELU", [x], [y])
+    imported = tflite.load_model(w.finish([x], [y]))
+    out = gpu_driver.get_device("reference").prepare_model(imported.model).execute([np.array([-1, 0, 2], np.float32)])
+    np.testing.assert_array_equal(out[0], [0, 0, 2])
+
+
+def test_an_input_without_an_nnapi_type_is_listed_not_raised():
+    w = TfliteWriter()
+    x, y = w.tensor("pcm", [4], "INT16"), w.tensor("y", [4], "INT16")
+    w.operator("RELU", [x], [y])
+    with pytest.raises(gpu_driver.DriverError) as err:
+        tflite.load_model(w.finish([x], [y]))
+    assert "model input 0 (pcm)" in err.value.message and "no quantization parameters" in err.value.message
+
+
 @pytest.mark.parametrize("corrupt", [b"", b"not a model at all", "truncated", "flipped"])
 def test_corrupt_files_give_driver_errors(corrupt):
     data, _ = one_op("ADD", [("in", [2]), ("in", [2])], [[2]], ("AddOptions", {}))
