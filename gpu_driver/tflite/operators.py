@@ -548,6 +548,60 @@ def _svdf(em: Emitter, op: Operator) -> None:
           [_temporary(em, op.inputs[0], state), em.output(op.outputs[0])])
 
 
+# ---- detection ---------------------------------------------------------------------------------------
+
+def _float_tensor(em: Emitter, i: int) -> int:
+    """Tensor ``i`` as float32: itself, a constant dequantized at import, or a DEQUANTIZE of it."""
+    t = em.tensor(i)
+    if t.type_name in ("FLOAT32", "FLOAT16"):
+        return em.operand(i)
+    value = em.value(i)
+    if value is not None:
+        em.folded[i] = _dequantized(t, value)
+        return em.operand(i)
+    tmp = em.b.add_operand(T.TENSOR_FLOAT32, em.shape_of(i))
+    em.op(O.DEQUANTIZE, [em.operand(i)], [tmp])
+    return tmp
+
+
+def _detection_postprocess(em: Emitter, op: Operator) -> None:
+    """TF Lite's TFLite_Detection_PostProcess custom operator (SSD models): inputs (box encodings,
+    class predictions with the background first, anchors), outputs (boxes, classes, scores, count) with
+    classes and count in float32; options a FlexBuffer map.  NNAPI's DETECTION_POSTPROCESSING takes
+    (scores, deltas, anchors) in float and writes (scores, boxes, classes I32, count I32); labels
+    exclude the background as TF Lite's do."""
+    from flatbuffers import flexbuffers
+
+    try:
+        o = flexbuffers.Loads(bytes(op.custom_options))
+    except Exception as exc:  # the FlexBuffer decoder raises assorted errors on bad bytes
+        raise Unsupported(f"unreadable FlexBuffer options ({type(exc).__name__})") from None
+    if not isinstance(o, dict) or "max_detections" not in o:
+        raise Unsupported("options lack max_detections")
+    regular = bool(o.get("use_regular_nms", False))
+    max_det, per_det = int(o["max_detections"]), int(o.get("max_classes_per_detection", 1))
+    if regular and per_det != 1:
+        raise Unsupported("regular NMS with max_classes_per_detection > 1 has TF Lite's and NNAPI's "
+                          "output sizes differ")
+    deltas, scores, anchors = (_float_tensor(em, i) for i in op.inputs[:3])
+    batch = em.shape_of(op.inputs[1])[0]
+    slots = max_det if regular else max_det * per_det
+    boxes_out, classes_out, scores_out, count_out = op.outputs[:4]
+
+    def scalar(key: str, default: float) -> int:
+        return em.b.add_scalar(T.FLOAT32, float(o.get(key, default)))
+
+    args = [scores, deltas, anchors, scalar("y_scale", 10.0), scalar("x_scale", 10.0), scalar("h_scale", 5.0),
+            scalar("w_scale", 5.0), em.boolean(regular), em.i32(max_det), em.i32(per_det),
+            em.i32(o.get("detections_per_class", 100)), scalar("nms_score_threshold", 0.0),
+            scalar("nms_iou_threshold", 0.0), em.boolean(False)]
+    classes_i32 = em.b.add_operand(T.TENSOR_INT32, [batch, slots])
+    count_i32 = em.b.add_operand(T.TENSOR_INT32, [batch])
+    em.op(O.DETECTION_POSTPROCESSING, args, [em.output(scores_out), em.output(boxes_out), classes_i32, count_i32])
+    em.op(O.CAST, [classes_i32], [em.output(classes_out)])
+    em.op(O.CAST, [count_i32], [em.output(count_out)])
+
+
 # ---- control flow --------------------------------------------------------------------------------------
 
 def _if(em: Emitter, op: Operator) -> None:
@@ -579,7 +633,7 @@ CONVERTERS = {
     "DEQUANTIZE": _dequantize, "DENSIFY": _densify, "QUANTIZE": _direct(O.QUANTIZE),
     # convolution, pooling, matrix products
     "CONV_2D": _conv, "DEPTHWISE_CONV_2D": _depthwise, "TRANSPOSE_CONV": _transpose_conv,
-    "Convolution2DTransposeBias": _transpose_conv_bias,
+    "Convolution2DTransposeBias": _transpose_conv_bias, "TFLite_Detection_PostProcess": _detection_postprocess,
     "AVERAGE_POOL_2D": _pool(O.AVERAGE_POOL_2D), "MAX_POOL_2D": _pool(O.MAX_POOL_2D), "L2_POOL_2D": _pool(O.L2_POOL_2D),
     "FULLY_CONNECTED": _fully_connected, "BATCH_MATMUL": _batch_matmul,
     # normalisations

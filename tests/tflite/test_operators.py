@@ -152,6 +152,44 @@ def test_fp16_weights_behind_dequantize_are_folded():
     np.testing.assert_allclose(actual, expected, atol=1e-5, rtol=1e-5)
 
 
+@pytest.mark.parametrize("regular", [False, True], ids=["fast_nms", "regular_nms"])
+@pytest.mark.parametrize("device_name", [d.name for d in gpu_driver.get_devices()])
+def test_ssd_detection_postprocess_custom_operator(device_name, regular):
+    """TFLite_Detection_PostProcess (SSD models): NNAPI DETECTION_POSTPROCESSING plus CASTs of the
+    class and count outputs to TF Lite's float32."""
+    from flatbuffers import flexbuffers
+
+    anchors_n, classes = 12, 3
+    rng = np.random.default_rng(3)
+    centers = rng.uniform(0.2, 0.8, (anchors_n, 2))
+    anchors = np.concatenate([centers, rng.uniform(0.1, 0.3, (anchors_n, 2))], axis=1).astype(np.float32)
+    w = TfliteWriter()
+    boxes_in = w.tensor("box_encodings", [1, anchors_n, 4], "FLOAT32")
+    scores_in = w.tensor("class_predictions", [1, anchors_n, classes + 1], "FLOAT32")
+    anchor_t = w.tensor("anchors", [anchors_n, 4], "FLOAT32", data=anchors)
+    outs = [w.tensor("boxes", [1, 4, 4], "FLOAT32"), w.tensor("classes", [1, 4], "FLOAT32"),
+            w.tensor("scores", [1, 4], "FLOAT32"), w.tensor("count", [1], "FLOAT32")]
+    options = flexbuffers.Dumps({"max_detections": 4, "max_classes_per_detection": 1, "detections_per_class": 4,
+                                 "use_regular_nms": regular, "nms_score_threshold": 0.3, "nms_iou_threshold": 0.5,
+                                 "num_classes": classes, "y_scale": 10.0, "x_scale": 10.0, "h_scale": 5.0,
+                                 "w_scale": 5.0})
+    w.operator("TFLite_Detection_PostProcess", [boxes_in, scores_in, anchor_t], outs, custom=bytes(options))
+    data = w.finish([boxes_in, scores_in], outs)
+    feed = [rng.normal(0, 1, (1, anchors_n, 4)).astype(np.float32),
+            rng.uniform(0, 1, (1, anchors_n, classes + 1)).astype(np.float32)]
+    expected = litert(data, feed)
+    assert int(expected[3][0]) > 0
+    imported = tflite.load_model(data)
+    device = gpu_driver.get_device(device_name)
+    assert all(device.get_supported_operations(imported.model))
+    actual = device.prepare_model(imported.model).execute(feed)
+    count = int(expected[3][0])
+    assert int(actual[3][0]) == count
+    for a, e in zip(actual[:3], expected[:3]):   # filled slots; the rest is unspecified padding
+        assert np.shape(a) == e.shape
+        np.testing.assert_allclose(np.asarray(a)[0, :count], e[0, :count], atol=1e-5, rtol=1e-5)
+
+
 def test_inputs_and_outputs_are_named_in_order():
     data, _ = one_op("CONCATENATION", [("in", [2, 3]), ("in", [2, 2])], [[2, 5]], ("ConcatenationOptions", {"Axis": 1}))
     imported = tflite.load_model(data)
