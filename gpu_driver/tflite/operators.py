@@ -121,6 +121,18 @@ def _dequantize(em: Emitter, op: Operator) -> None:
     em.op(O.DEQUANTIZE, [em.operand(src)], [em.output(op.outputs[0])])
 
 
+def _quantize(em: Emitter, op: Operator) -> None:
+    """QUANTIZE; from a quantized input (TF Lite's requantization, e.g. int8 to int8 with another
+    scale, or uint8 to int8) it goes through float: DEQUANTIZE, then QUANTIZE."""
+    src = op.inputs[0]
+    if em.tensor(src).type_name in ("FLOAT32", "FLOAT16") or em.value(src) is not None:
+        em.op(O.QUANTIZE, [em.operand(src)], [em.output(op.outputs[0])])
+        return
+    tmp = em.b.add_operand(T.TENSOR_FLOAT32, em.shape_of(src))
+    em.op(O.DEQUANTIZE, [em.operand(src)], [tmp])
+    em.op(O.QUANTIZE, [tmp], [em.output(op.outputs[0])])
+
+
 def _densify(em: Emitter, op: Operator) -> None:
     t = em.tensor(op.inputs[0])
     if t.sparse is None or t.data is None:
@@ -630,7 +642,7 @@ CONVERTERS = {
     "GREATER_EQUAL": _direct(O.GREATER_EQUAL), "LESS": _direct(O.LESS), "LESS_EQUAL": _direct(O.LESS_EQUAL),
     "LOGICAL_AND": _direct(O.LOGICAL_AND), "LOGICAL_OR": _direct(O.LOGICAL_OR), "LOGICAL_NOT": _direct(O.LOGICAL_NOT),
     "SELECT": _select, "SELECT_V2": _select, "CAST": _cast,
-    "DEQUANTIZE": _dequantize, "DENSIFY": _densify, "QUANTIZE": _direct(O.QUANTIZE),
+    "DEQUANTIZE": _dequantize, "DENSIFY": _densify, "QUANTIZE": _quantize,
     # convolution, pooling, matrix products
     "CONV_2D": _conv, "DEPTHWISE_CONV_2D": _depthwise, "TRANSPOSE_CONV": _transpose_conv,
     "Convolution2DTransposeBias": _transpose_conv_bias, "TFLite_Detection_PostProcess": _detection_postprocess,

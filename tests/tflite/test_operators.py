@@ -104,6 +104,8 @@ CASES = {
                                   ("const", RNG.integers(-100, 100, (4,)), "INT32", (0.05 * 0.02, 0))],
                       [[1, 5, 5, 4]], ("Conv2DOptions", {"Padding": 0, "StrideW": 1, "StrideH": 1}), "UINT8",
                       (0.1, 128)),
+    "QUANTIZE_requantize_int8": ("QUANTIZE", [("in", [2, 5], "INT8", (0.05, 3))], [[2, 5]], None, "INT8", (0.03, -7)),
+    "QUANTIZE_uint8_to_int8": ("QUANTIZE", [("in", [6], "UINT8", (0.1, 128))], [[6]], None, "INT8", (0.1, 0)),
 }
 
 
