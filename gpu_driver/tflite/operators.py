@@ -19,7 +19,7 @@ import numpy as np
 
 from ..hal.types import OperandType as T, OperationType as O
 from .importer import Emitter, Unsupported, densify
-from .reader import Operator
+from .reader import TENSOR_DTYPES, Operator
 
 #: TF Lite Padding -> NNAPI implicit padding scheme
 PADDING = {0: 1, 1: 2}
@@ -160,6 +160,54 @@ def _squared_difference(em: Emitter, op: Operator) -> None:
     d = em.like(op.outputs[0])
     em.op(O.SUB, [em.operand(op.inputs[0]), em.operand(op.inputs[1]), em.i32(0)], [d])
     em.op(O.MUL, [d, d, em.i32(0)], [em.output(op.outputs[0])])
+
+
+def _ceil(em: Emitter, op: Operator) -> None:
+    """CEIL as −floor(−x) (exact, −0 included)."""
+    neg, floored = em.like(op.inputs[0]), em.like(op.inputs[0])
+    em.op(O.NEG, [em.operand(op.inputs[0])], [neg])
+    em.op(O.FLOOR, [neg], [floored])
+    em.op(O.NEG, [floored], [em.output(op.outputs[0])])
+
+
+def _floor_div(em: Emitter, op: Operator) -> None:
+    """FLOOR_DIV: NNAPI's INT32 DIV already rounds toward −∞; float is FLOOR(DIV)."""
+    a, b = em.operand(op.inputs[0]), em.operand(op.inputs[1])
+    if em.tensor(op.inputs[0]).type_name == "INT32":
+        em.op(O.DIV, [a, b, em.i32(0)], [em.output(op.outputs[0])])
+        return
+    q = em.like(op.outputs[0])
+    em.op(O.DIV, [a, b, em.i32(0)], [q])
+    em.op(O.FLOOR, [q], [em.output(op.outputs[0])])
+
+
+def _relu_0_to_1(em: Emitter, op: Operator) -> None:
+    """RELU_0_TO_1 as RELU then MINIMUM with 1 (NaN gives 0, as TF Lite's std::max(0, x))."""
+    r = em.like(op.outputs[0])
+    em.op(O.RELU, [em.operand(op.inputs[0])], [r])
+    em.op(O.MINIMUM, [r, em.constant(T.TENSOR_FLOAT32, np.ones(1, np.float32))], [em.output(op.outputs[0])])
+
+
+def _gelu(em: Emitter, op: Operator) -> None:
+    """GELU, tanh approximation: 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))).  The exact form needs
+    erf, which NNAPI lacks."""
+    if not _opt(op, "Approximate", False):
+        raise Unsupported("exact GELU needs erf, which NNAPI has no operation for (the tanh approximation "
+                          "imports)")
+    x = em.operand(op.inputs[0])
+
+    def const(v: float) -> int:
+        return em.constant(T.TENSOR_FLOAT32, np.array([v], np.float32))
+
+    def step(kind: O, a: int, b: int | None = None, out: int | None = None) -> int:
+        out = em.like(op.outputs[0]) if out is None else out
+        em.op(kind, [a] if b is None else [a, b, em.i32(0)], [out])
+        return out
+
+    cube = step(O.MUL, step(O.MUL, x, x), x)
+    inner = step(O.MUL, step(O.ADD, step(O.MUL, cube, const(0.044715)), x), const(float(np.sqrt(2.0 / np.pi))))
+    one_plus = step(O.ADD, step(O.TANH, inner), const(1.0))
+    step(O.MUL, step(O.MUL, x, const(0.5)), one_plus, out=em.output(op.outputs[0]))
 
 
 def _add_n(em: Emitter, op: Operator) -> None:
@@ -386,6 +434,83 @@ def _pack(em: Emitter, op: Operator) -> None:
     rank = len(em.shape_of(op.outputs[0]))
     em.op(O.PACK, [em.i32(_opt(op, "Axis", 0) % rank)] + [em.operand(i) for i in op.inputs],
           [em.output(op.outputs[0])])
+
+
+def _known_shape(em: Emitter, i: int) -> list[int]:
+    """The dimensions of tensor ``i``, all known at import (or Unsupported)."""
+    t = em.tensor(i)
+    dims = list(t.signature if t.signature else t.shape)
+    if any(d < 0 for d in dims):
+        raise Unsupported(f"tensor {i} ({t.name}) has dimensions known only at execution {dims}")
+    return dims
+
+
+def _shape(em: Emitter, op: Operator) -> None:
+    """SHAPE of a tensor whose dimensions are known at import: a constant."""
+    em.folded[op.outputs[0]] = np.asarray(_known_shape(em, op.inputs[0]), np.int32)
+
+
+def _rank(em: Emitter, op: Operator) -> None:
+    """RANK: TF Lite ranks are always known at import, so a constant."""
+    em.folded[op.outputs[0]] = np.asarray(len(em.tensor(op.inputs[0]).shape), np.int32)
+
+
+def _zeros_like(em: Emitter, op: Operator) -> None:
+    """ZEROS_LIKE of a tensor of known dimensions: a constant."""
+    dims = _known_shape(em, op.inputs[0])
+    em.folded[op.outputs[0]] = np.zeros(dims, TENSOR_DTYPES.get(em.tensor(op.inputs[0]).type, np.float32))
+
+
+def _fill(em: Emitter, op: Operator) -> None:
+    value = _const(em, op, 1, "fill value").reshape(-1)[0]
+    kind = em.tensor(op.outputs[0]).type_name
+    scalar = {"FLOAT32": T.FLOAT32, "FLOAT16": T.FLOAT16, "INT32": T.INT32}.get(kind)
+    if scalar is None:
+        raise Unsupported(f"FILL of {kind}")
+    dims = em.value(op.inputs[0])
+    dims_operand = em.i32_vector(dims) if dims is not None else em.operand(op.inputs[0])
+    em.op(O.FILL, [dims_operand, em.b.add_scalar(scalar, value)], [em.output(op.outputs[0])])
+
+
+def _broadcast_to(em: Emitter, op: Operator) -> None:
+    """BROADCAST_TO a constant shape: RESHAPE to the target rank (leading ones), then TILE."""
+    target = [int(d) for d in _const(em, op, 1, "shape").reshape(-1)]
+    dims = _known_shape(em, op.inputs[0])
+    dims = [1] * (len(target) - len(dims)) + dims
+    x = em.operand(op.inputs[0])
+    if len(dims) != len(em.tensor(op.inputs[0]).shape):
+        reshaped = em.like(op.inputs[0], shape=dims)
+        em.op(O.RESHAPE, [x, em.i32_vector(dims)], [reshaped])
+        x = reshaped
+    multiples = [t if d == 1 else 1 for d, t in zip(dims, target)]
+    em.op(O.TILE, [x, em.i32_vector(multiples)], [em.output(op.outputs[0])])
+
+
+def _split_v(em: Emitter, op: Operator) -> None:
+    """SPLIT_V (sizes may hold one −1): one SLICE per output."""
+    sizes = [int(v) for v in _const(em, op, 1, "size_splits").reshape(-1)]
+    dims = _known_shape(em, op.inputs[0])
+    axis = int(_const(em, op, 2, "axis").reshape(-1)[0]) % len(dims)
+    if sizes.count(-1) == 1:
+        sizes[sizes.index(-1)] = dims[axis] - sum(v for v in sizes if v != -1)
+    begin = 0
+    x = em.operand(op.inputs[0])
+    for out, size in zip(op.outputs, sizes):
+        starts, lengths = [0] * len(dims), [-1] * len(dims)
+        starts[axis], lengths[axis] = begin, size
+        em.op(O.SLICE, [x, em.i32_vector(starts), em.i32_vector(lengths)], [em.output(out)])
+        begin += size
+
+
+def _unpack(em: Emitter, op: Operator) -> None:
+    """UNPACK: SPLIT into ones along the axis, then RESHAPE each piece without it."""
+    dims = em.shape_of(op.inputs[0])
+    axis = _opt(op, "Axis", 0) % len(dims)
+    pieces = [em.like(op.inputs[0], shape=dims[:axis] + [1] + dims[axis + 1:]) for _ in op.outputs]
+    em.op(O.SPLIT, [em.operand(op.inputs[0]), em.i32(axis), em.i32(len(op.outputs))], pieces)
+    out_dims = _known_shape(em, op.outputs[0]) if op.outputs else []
+    for piece, out in zip(pieces, op.outputs):
+        em.op(O.RESHAPE, [piece, em.i32_vector(out_dims or [1])], [em.output(out)])
 
 
 def _arg(op_type: O):
@@ -641,7 +766,8 @@ CONVERTERS = {
     "EQUAL": _direct(O.EQUAL), "NOT_EQUAL": _direct(O.NOT_EQUAL), "GREATER": _direct(O.GREATER),
     "GREATER_EQUAL": _direct(O.GREATER_EQUAL), "LESS": _direct(O.LESS), "LESS_EQUAL": _direct(O.LESS_EQUAL),
     "LOGICAL_AND": _direct(O.LOGICAL_AND), "LOGICAL_OR": _direct(O.LOGICAL_OR), "LOGICAL_NOT": _direct(O.LOGICAL_NOT),
-    "SELECT": _select, "SELECT_V2": _select, "CAST": _cast,
+    "SELECT": _select, "SELECT_V2": _select, "CAST": _cast, "CEIL": _ceil, "FLOOR_DIV": _floor_div,
+    "RELU_0_TO_1": _relu_0_to_1, "GELU": _gelu,
     "DEQUANTIZE": _dequantize, "DENSIFY": _densify, "QUANTIZE": _quantize,
     # convolution, pooling, matrix products
     "CONV_2D": _conv, "DEPTHWISE_CONV_2D": _depthwise, "TRANSPOSE_CONV": _transpose_conv,
@@ -659,7 +785,8 @@ CONVERTERS = {
     "REDUCE_ALL": _reduce(O.REDUCE_ALL),
     "RESIZE_BILINEAR": _resize(O.RESIZE_BILINEAR), "RESIZE_NEAREST_NEIGHBOR": _resize(O.RESIZE_NEAREST_NEIGHBOR),
     "STRIDED_SLICE": _strided_slice, "SLICE": _tensor_args(O.SLICE), "GATHER": _gather, "SPLIT": _split,
-    "TILE": _tensor_args(O.TILE), "PACK": _pack, "REVERSE_V2": _reverse,
+    "TILE": _tensor_args(O.TILE), "PACK": _pack, "REVERSE_V2": _reverse, "SPLIT_V": _split_v, "UNPACK": _unpack,
+    "SHAPE": _shape, "RANK": _rank, "ZEROS_LIKE": _zeros_like, "FILL": _fill, "BROADCAST_TO": _broadcast_to,
     "ARG_MAX": _arg(O.ARGMAX), "ARG_MIN": _arg(O.ARGMIN), "TOPK_V2": _topk,
     "DEPTH_TO_SPACE": _block(O.DEPTH_TO_SPACE), "SPACE_TO_DEPTH": _block(O.SPACE_TO_DEPTH),
     "BATCH_TO_SPACE_ND": _tensor_args(O.BATCH_TO_SPACE_ND), "SPACE_TO_BATCH_ND": _tensor_args(O.SPACE_TO_BATCH_ND),

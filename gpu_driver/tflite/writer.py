@@ -36,6 +36,10 @@ class _Tensor:
     variable: bool = False
 
 
+#: operators whose first version TF Lite runtimes register is above 1
+FIRST_VERSIONS = {"BROADCAST_TO": 2}
+
+
 @dataclass
 class _Operator:
     code: int
@@ -156,12 +160,14 @@ class TfliteWriter:
         for sub in self.extra:
             subgraphs.append(sub._subgraph(b, buffers, *sub.io))
         code_offsets = []
+        builtin_names = {v: k for k, v in vars(tflite.BuiltinOperator).items() if k.isupper()}
         for code, custom_name in self.codes:
             cname = b.CreateString(custom_name) if custom_name else None
+            version = FIRST_VERSIONS.get(builtin_names.get(code), 1) if not custom_name else 1
             tflite.OperatorCodeStart(b)
             tflite.OperatorCodeAddBuiltinCode(b, code)
             tflite.OperatorCodeAddDeprecatedBuiltinCode(b, min(code, 127))
-            tflite.OperatorCodeAddVersion(b, 1)
+            tflite.OperatorCodeAddVersion(b, version)
             if cname is not None:
                 tflite.OperatorCodeAddCustomCode(b, cname)
             code_offsets.append(tflite.OperatorCodeEnd(b))

@@ -106,6 +106,18 @@ CASES = {
                       (0.1, 128)),
     "QUANTIZE_requantize_int8": ("QUANTIZE", [("in", [2, 5], "INT8", (0.05, 3))], [[2, 5]], None, "INT8", (0.03, -7)),
     "QUANTIZE_uint8_to_int8": ("QUANTIZE", [("in", [6], "UINT8", (0.1, 128))], [[6]], None, "INT8", (0.1, 0)),
+    "CEIL": ("CEIL", [("in", [2, 3])], [[2, 3]]),
+    "FLOOR_DIV_float": ("FLOOR_DIV", [("in", [2, 3]), ("const", np.full((2, 3), 0.7, np.float32))], [[2, 3]]),
+    "FLOOR_DIV_int32": ("FLOOR_DIV", [("in", [4], "INT32"), ("const", np.array([3, -3, 2, 5], np.int32), "INT32")],
+                        [[4]], None, "INT32"),
+    "RELU_0_TO_1": ("RELU_0_TO_1", [("in", [6])], [[6]]),
+    "GELU_tanh_approximation": ("GELU", [("in", [2, 4])], [[2, 4]], ("GeluOptions", {"Approximate": True})),
+    "SPLIT_V": ("SPLIT_V", [("in", [2, 7]), ("const", np.array([2, -1, 3], np.int32), "INT32"),
+                            ("const", np.array(1, np.int32), "INT32")], [[2, 2], [2, 2], [2, 3]],
+                ("SplitVOptions", {"NumSplits": 3})),
+    "UNPACK_axis1": ("UNPACK", [("in", [3, 2, 4])], [[3, 4], [3, 4]], ("UnpackOptions", {"Num": 2, "Axis": 1})),
+    "BROADCAST_TO": ("BROADCAST_TO", [("in", [3, 1]), ("const", np.array([2, 3, 4], np.int32), "INT32")],
+                     [[2, 3, 4]]),
 }
 
 
@@ -190,6 +202,40 @@ def test_ssd_detection_postprocess_custom_operator(device_name, regular):
     for a, e in zip(actual[:3], expected[:3]):   # filled slots; the rest is unspecified padding
         assert np.shape(a) == e.shape
         np.testing.assert_allclose(np.asarray(a)[0, :count], e[0, :count], atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize("device_name", [d.name for d in gpu_driver.get_devices()])
+def test_shape_zeros_like_and_fill_fold_at_import(device_name):
+    """SHAPE and ZEROS_LIKE of tensors of known dimensions, and FILL of constants, become constants."""
+    w = TfliteWriter()
+    x, z = w.tensor("x", [2, 3], "FLOAT32"), w.tensor("z", [6], "FLOAT32")
+    shape, zeros = w.tensor("shape", [2], "INT32"), w.tensor("zeros", [2, 3], "FLOAT32")
+    filled = w.tensor("filled", [2, 3], "FLOAT32")
+    dims = w.tensor("dims", [2], "INT32", data=np.array([2, 3], np.int32))
+    value = w.tensor("value", [], "FLOAT32", data=np.array(1.5, np.float32))
+    r, s1, out = w.tensor("r", [2, 3], "FLOAT32"), w.tensor("s1", [2, 3], "FLOAT32"), w.tensor("out", [2, 3], "FLOAT32")
+    w.operator("SHAPE", [x], [shape], options=("ShapeOptions", {"OutType": 2}))
+    w.operator("RESHAPE", [z, shape], [r])
+    w.operator("ZEROS_LIKE", [x], [zeros])
+    w.operator("FILL", [dims, value], [filled])
+    w.operator("ADD", [r, zeros], [s1], options=("AddOptions", {}))
+    w.operator("ADD", [s1, filled], [out], options=("AddOptions", {}))
+    data = w.finish([x, z], [out])
+    feed = [f32(2, 3), f32(6)]
+    expected = litert(data, feed)[0]
+    np.testing.assert_allclose(expected, feed[1].reshape(2, 3) + 1.5, rtol=1e-6)   # worked by hand
+    imported = tflite.load_model(data)
+    assert "SHAPE" not in {op.type.name for op in imported.model.main.operations}
+    device = gpu_driver.get_device(device_name)
+    actual = device.prepare_model(imported.model).execute(feed)[0]
+    np.testing.assert_allclose(actual, expected, rtol=1e-6)
+
+
+def test_exact_gelu_is_refused_with_its_reason():
+    data, _ = one_op("GELU", [("in", [4])], [[4]], ("GeluOptions", {"Approximate": False}))
+    with pytest.raises(gpu_driver.DriverError) as err:
+        tflite.load_model(data)
+    assert "erf" in err.value.message
 
 
 def test_inputs_and_outputs_are_named_in_order():
