@@ -1,4 +1,6 @@
-"""Recurrent cells of HAL 1.0: LSTM (16), RNN (24), SVDF (27) — one time step each, float32 / float16.
+"""Recurrent networks: the cells of HAL 1.0 — LSTM (16), RNN (24), SVDF (27), one time step each —
+and their sequence forms of HAL 1.2 — UNIDIRECTIONAL_SEQUENCE_LSTM (92) / _RNN (93),
+BIDIRECTIONAL_SEQUENCE_LSTM (42) / _RNN (43), the same cell steps over time; float32 / float16.
 
 The decoded params carry everything a kernel needs (sizes, option flags, activation, clips), so a
 lowering specialises from them alone.  Tensor roles are fixed by input position; the ``LSTM_*``
@@ -17,7 +19,8 @@ The reference computes float16 in float32 and rounds the results to nearest even
 known shapes and constant scalar arguments: recurrent_rnn.cl and recurrent_svdf.cl in 2 stages, recurrent_lstm.cl in 2–3 stages;
 weights may be constants or model inputs (read in their HAL layout).  The full LSTM option set is
 lowered: CIFG, peephole, projection (with/without bias), cell/projection clipping, layer
-normalisation.  LSTM output 0 (scratch buffer, content unspecified) is not written.
+normalisation.  LSTM output 0 (scratch buffer, content unspecified) is not written.  The sequence
+forms run on the reference device (accelerators report them unsupported).
 """
 from __future__ import annotations
 
@@ -31,7 +34,7 @@ from ..errors import failure
 from ..hal.types import OPERAND_TYPE_INFO, OperandType, OperationType
 from .definition import OpParams, ShapeUnknown, TensorInfo, presence, require
 from .registry import operation
-from .signature import F32, FLOAT_TYPES, OpContext, OpSignature, Variant, i32
+from .signature import BOOL, F32, FLOAT_TYPES, OpContext, OpSignature, Variant, i32
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only
     from ..compiler.lowering import LoweringContext
@@ -250,31 +253,36 @@ def _layer_norm(v: np.ndarray) -> np.ndarray:
     return (centred / np.sqrt(var + np.float32(LAYER_NORM_EPSILON))).astype(np.float32)
 
 
-def reference_lstm(params: LSTMParams, inputs: list[TensorInfo], outputs: list[TensorInfo]) -> list[np.ndarray]:
-    _check_not_zero_sized(inputs, "LSTM")
-    t = [_float(i) for i in inputs] + [None] * (27 - len(inputs))
-    x, h_prev, c_prev = t[LSTM_INPUT], t[LSTM_H_PREV], t[LSTM_C_PREV]
+def lstm_step(params: LSTMParams, t: list, x: np.ndarray, h_prev: np.ndarray, c_prev: np.ndarray,
+              aux: tuple | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """One LSTM step: (h, c) from x, h_prev, c_prev and the float cell tensors ``t`` in LSTM order (27
+    slots, None where absent).  ``aux`` = (aux input, [W_aux to i, f, c, o]) adds W_aux·aux to each
+    gate whose weights are present (bidirectional cross-linking)."""
     g = params.activation
 
-    def gate(w_x: int, w_h: int, peephole: int | None, ln: int, bias: int, cell: np.ndarray | None) -> np.ndarray:
-        """Pre-activation of one gate: W_x·x + W_h·h_prev (+ peephole⊙cell), then bias or LN·w + bias."""
+    def gate(w_x: int, w_h: int, peephole: int | None, ln: int, bias: int, cell: np.ndarray | None,
+             k: int) -> np.ndarray:
+        """Pre-activation of one gate: W_x·x + W_h·h_prev (+ W_aux·aux) (+ peephole⊙cell), then bias
+        or LN·w + bias."""
         pre = x @ t[w_x].T + h_prev @ t[w_h].T
+        if aux is not None and aux[1][k] is not None:
+            pre = pre + aux[0] @ aux[1][k].T
         if params.use_peephole and peephole is not None and t[peephole] is not None:
             pre = pre + t[peephole] * cell
         if params.use_layer_norm:
             return _layer_norm(pre) * t[ln] + t[bias]
         return pre + t[bias]
 
-    f = sigmoid(gate(LSTM_W_XF, LSTM_W_HF, LSTM_W_CF, LSTM_LN_F, LSTM_B_F, c_prev))
+    f = sigmoid(gate(LSTM_W_XF, LSTM_W_HF, LSTM_W_CF, LSTM_LN_F, LSTM_B_F, c_prev, 1))
     if params.use_cifg:
         i = (np.float32(1) - f).astype(np.float32)
     else:
-        i = sigmoid(gate(LSTM_W_XI, LSTM_W_HI, LSTM_W_CI, LSTM_LN_I, LSTM_B_I, c_prev))
-    c_hat = apply_recurrent_activation(gate(LSTM_W_XC, LSTM_W_HC, None, LSTM_LN_C, LSTM_B_C, None), g)
+        i = sigmoid(gate(LSTM_W_XI, LSTM_W_HI, LSTM_W_CI, LSTM_LN_I, LSTM_B_I, c_prev, 0))
+    c_hat = apply_recurrent_activation(gate(LSTM_W_XC, LSTM_W_HC, None, LSTM_LN_C, LSTM_B_C, None, 2), g)
     c = f * c_prev + i * c_hat
     if params.cell_clip > 0:
         c = np.clip(c, -params.cell_clip, params.cell_clip)
-    o = sigmoid(gate(LSTM_W_XO, LSTM_W_HO, LSTM_W_CO, LSTM_LN_O, LSTM_B_O, c))
+    o = sigmoid(gate(LSTM_W_XO, LSTM_W_HO, LSTM_W_CO, LSTM_LN_O, LSTM_B_O, c, 3))
     m = o * apply_recurrent_activation(c, g)
     if params.use_projection:
         h = m @ t[LSTM_W_PROJ].T
@@ -284,6 +292,13 @@ def reference_lstm(params: LSTMParams, inputs: list[TensorInfo], outputs: list[T
             h = np.clip(h, -params.proj_clip, params.proj_clip)
     else:
         h = m
+    return h.astype(np.float32), c.astype(np.float32)
+
+
+def reference_lstm(params: LSTMParams, inputs: list[TensorInfo], outputs: list[TensorInfo]) -> list[np.ndarray]:
+    _check_not_zero_sized(inputs, "LSTM")
+    t = [_float(i) for i in inputs] + [None] * (27 - len(inputs))
+    h, c = lstm_step(params, t, t[LSTM_INPUT], t[LSTM_H_PREV], t[LSTM_C_PREV])
     scratch = np.zeros(params.output_shapes[0], dtype=np.float32)  # content unspecified
     return _outputs(outputs, [scratch, h, c, h])
 
@@ -396,7 +411,12 @@ def lstm(inputs: list[TensorInfo], outputs: list[TensorInfo]) -> LSTMParams:
     _required(x, name, "input")
     xs = x.dims()
     require(len(xs) == 2, name, f"input must be 2-D [batch, input_size], got {list(xs)}")
-    batch, input_size = xs
+    return decode_lstm_cell(inputs, xs[0], xs[1], name)
+
+
+def decode_lstm_cell(inputs: list[TensorInfo], batch: int, input_size: int, name: str) -> LSTMParams:
+    """The cell of an LSTM step from its inputs in LSTM order (23 or 27; slot 0, the input, is not
+    read): sizes, option groups, every shape; the output shapes are those of op 16."""
     num_units, i2 = _matrix(inputs[LSTM_W_XO], name, "input-to-output weights")
     require(i2 == input_size, name, f"input-to-output weights have {i2} columns, input size is {input_size}")
     u2, output_size = _matrix(inputs[LSTM_W_HO], name, "recurrent-to-output weights")
@@ -515,3 +535,269 @@ def svdf(inputs: list[TensorInfo], outputs: list[TensorInfo]) -> SVDFParams:
     return SVDFParams(output_shapes=[(batch, memory_size * num_filters), (batch, num_units)],
                       batch=batch, input_size=input_size, num_filters=num_filters, num_units=num_units,
                       rank=rank, memory_size=memory_size, has_bias=has_bias, activation=activation)
+
+
+# ---- sequence forms (FL3): the cells above over T time steps ---------------------------------------------
+# Inputs are [T, B, I] (time-major) or [B, T, I]; outputs follow the same layout.  A bidirectional
+# operation runs a forward cell over t = 0…T−1 and a backward cell over t = T−1…0 (writing its output
+# at the same t); the auxiliary input links them: aux input with aux weights adds W_aux·aux_t to each
+# gate (cross-linking); aux input without weights feeds the backward cell instead of input 0
+# (parallel linking, FL4); aux weights without an aux input are invalid.
+
+@dataclass
+class SequenceParams(OpParams):
+    """A sequence operation: ``cells`` (one per direction: LSTMParams or RNNParams, forward first),
+    ``steps`` T, ``time_major``, ``merge`` (bidirectional outputs concatenated on the last axis),
+    ``linking`` ("none", "cross" or "parallel"), ``states`` (final states are outputs, FL4)."""
+
+    cells: list = None
+    steps: int = 0
+    time_major: bool = True
+    merge: bool = False
+    linking: str = "none"
+    states: bool = False
+
+
+def _sequence_input(x: TensorInfo, time_major: bool, name: str, what: str = "input") -> tuple[int, int, int]:
+    """(T, B, I) of a rank-3 sequence input."""
+    _required(x, name, what)
+    dims = x.dims()
+    require(len(dims) == 3, name, f"{what} must be rank 3, got shape {list(dims)}")
+    steps, batch = (dims[0], dims[1]) if time_major else (dims[1], dims[0])
+    return steps, batch, dims[2]
+
+
+def _sequence_layout(steps: int, batch: int, width: int, time_major: bool) -> tuple[int, int, int]:
+    return (steps, batch, width) if time_major else (batch, steps, width)
+
+
+def _linking(inputs: list[TensorInfo], aux: int, weights: list[int], steps: int, batch: int, time_major: bool,
+             name: str) -> tuple[str, int]:
+    """(linking mode, auxiliary input size) of a bidirectional operation; the aux input's time and
+    batch sizes must equal the input's."""
+    has_aux = decided_presence(inputs[aux])
+    has_weights = [decided_presence(inputs[i]) for i in weights]
+    if not has_aux:
+        require(not any(has_weights), name, "auxiliary weights given without an auxiliary input")
+        return "none", 0
+    aux_steps, aux_batch, aux_size = _sequence_input(inputs[aux], time_major, name, "auxiliary input")
+    require((aux_steps, aux_batch) == (steps, batch), name, "the auxiliary input's time and batch sizes "
+            f"({aux_steps}, {aux_batch}) differ from the input's ({steps}, {batch})")
+    return ("cross" if any(has_weights) else "parallel"), aux_size
+
+
+def _bidirectional_shapes(n_outputs: int, merge: bool, with_states: int, steps: int, batch: int, fw_width: int,
+                          bw_width: int, time_major: bool, name: str) -> list[tuple[int, ...]]:
+    """The sequence output shapes of a bidirectional operation (merged: one, else one per direction),
+    after checking the output count; ``with_states`` is the count that adds the final states."""
+    legal = (1, with_states - 1) if merge else (2, with_states)
+    require(n_outputs in legal, name, f"{n_outputs} outputs with merge_outputs={merge} (legal: {legal[0]} or "
+            f"{legal[1]})")
+    if merge:
+        return [_sequence_layout(steps, batch, fw_width + bw_width, time_major)]
+    return [_sequence_layout(steps, batch, fw_width, time_major), _sequence_layout(steps, batch, bw_width, time_major)]
+
+
+def _time_major_view(x: np.ndarray, time_major: bool) -> np.ndarray:
+    return x if time_major else x.transpose(1, 0, 2)
+
+
+def _sequence_arrays(params: SequenceParams, inputs: list[TensorInfo], what: str) -> tuple[list, np.ndarray]:
+    """Every input as float32 (None where omitted) and the sequence input viewed time-major."""
+    _check_not_zero_sized(inputs, what)
+    f = [_float(i) for i in inputs]
+    return f, _time_major_view(f[0], params.time_major)
+
+
+#: UNIDIRECTIONAL_SEQUENCE_LSTM (92): the LSTM tensors 0–19, activation, clips, time_major, LN weights
+SEQUENCE_LSTM_SIGNATURE = OpSignature(
+    FLOAT_TYPES,
+    (Variant("sequence", ("T",) * 20 + (i32, "F", "F", BOOL) + ("T",) * 4, ("T",)),
+     Variant("sequence_states", ("T",) * 20 + (i32, "F", "F", BOOL) + ("T",) * 4, ("T",) * 3, feature_level=4)),
+    omittable=frozenset(set(LSTM_OPTIONAL) - {LSTM_LN_I, LSTM_LN_F, LSTM_LN_C, LSTM_LN_O} | {24, 25, 26, 27}),
+    ranks={0: (3, 3), LSTM_H_PREV: (2, 2), LSTM_C_PREV: (2, 2)})
+
+
+def _lstm_cell_inputs(inputs: list[TensorInfo], x: TensorInfo, first: int, h: int, c: int, scalars: int,
+                      ln: int) -> list[TensorInfo]:
+    """One direction's cell inputs in LSTM order (27 slots): input, 17 cell tensors from ``first``,
+    the states, the 3 scalars from ``scalars`` and the 4 layer-norm weights from ``ln``."""
+    return ([x] + inputs[first:first + 17] + [inputs[h], inputs[c]] + inputs[scalars:scalars + 3]
+            + inputs[ln:ln + 4])
+
+
+def _run_lstm(cell: LSTMParams, t: list, x: np.ndarray, aux: tuple | None, reverse: bool):
+    """Every step of one direction over time-major ``x``: (outputs [T, B, O], final h, final c)."""
+    h, c = t[LSTM_H_PREV], t[LSTM_C_PREV]
+    ys = [None] * x.shape[0]
+    for step in (reversed(range(x.shape[0])) if reverse else range(x.shape[0])):
+        step_aux = None if aux is None else (aux[0][step], aux[1])
+        h, c = lstm_step(cell, t, x[step], h, c, step_aux)
+        ys[step] = h
+    return np.stack(ys) if ys else np.zeros((0, h.shape[0], cell.output_size), np.float32), h, c
+
+
+def reference_sequence_lstm(params: SequenceParams, inputs: list[TensorInfo],
+                            outputs: list[TensorInfo]) -> list[np.ndarray]:
+    f, x = _sequence_arrays(params, inputs, "sequence LSTM")
+    tm = params.time_major
+    if len(params.cells) == 1:
+        t = [f[0]] + f[1:20] + f[20:23] + f[24:28]
+        y, h, c = _run_lstm(params.cells[0], t, x, None, False)
+        return _outputs(outputs, [_time_major_view(y, tm), h, c][:len(outputs)])
+    fw_t = [f[0]] + f[1:18] + [f[35], f[36]] + f[48:51] + f[53:57]
+    bw_t = [f[0]] + f[18:35] + [f[37], f[38]] + f[48:51] + f[57:61]
+    aux = None if params.linking == "none" else _time_major_view(f[39], tm)
+    fw_aux = (aux, f[40:44]) if params.linking == "cross" else None
+    bw_aux = (aux, f[44:48]) if params.linking == "cross" else None
+    fw_y, fw_h, fw_c = _run_lstm(params.cells[0], fw_t, x, fw_aux, False)
+    bw_y, bw_h, bw_c = _run_lstm(params.cells[1], bw_t, aux if params.linking == "parallel" else x, bw_aux, True)
+    ys = [np.concatenate([fw_y, bw_y], axis=2)] if params.merge else [fw_y, bw_y]
+    results = [_time_major_view(y, tm) for y in ys]
+    if params.states:
+        results += [fw_h, fw_c, bw_h, bw_c]
+    return _outputs(outputs, results)
+
+
+@operation(OperationType.UNIDIRECTIONAL_SEQUENCE_LSTM, signature=SEQUENCE_LSTM_SIGNATURE,
+           reference=reference_sequence_lstm)
+def unidirectional_sequence_lstm(inputs: list[TensorInfo], outputs: list[TensorInfo]) -> SequenceParams:
+    name = "UNIDIRECTIONAL_SEQUENCE_LSTM"
+    time_major = bool(inputs[23].scalar())
+    steps, batch, input_size = _sequence_input(inputs[0], time_major, name)
+    cell = decode_lstm_cell(_lstm_cell_inputs(inputs, inputs[0], 1, 18, 19, 20, 24), batch, input_size, name)
+    shapes = [_sequence_layout(steps, batch, cell.output_size, time_major)]
+    if len(outputs) == 3:
+        shapes += [(batch, cell.output_size), (batch, cell.num_units)]
+    return SequenceParams(output_shapes=shapes, cells=[cell], steps=steps, time_major=time_major,
+                          states=len(outputs) == 3)
+
+
+#: BIDIRECTIONAL_SEQUENCE_LSTM (42): 61 inputs; outputs 1 or 2 (merged or not), 5 or 6 with final states
+BIDIRECTIONAL_LSTM_SIGNATURE = OpSignature(
+    FLOAT_TYPES,
+    tuple(Variant(f"bidirectional_{n}", ("T",) * 48 + (i32, "F", "F", BOOL, BOOL) + ("T",) * 8, ("T",) * n,
+                  feature_level=3 if n < 5 else 4) for n in (1, 2, 5, 6)),
+    omittable=frozenset({1, 5, 9, 10, 11, 12, 16, 17, 18, 22, 26, 27, 28, 29, 33, 34, 39, 40, 41, 42, 43, 44, 45,
+                         46, 47} | set(range(53, 61))),
+    ranks={0: (3, 3), 35: (2, 2), 36: (2, 2), 37: (2, 2), 38: (2, 2)})
+
+
+@operation(OperationType.BIDIRECTIONAL_SEQUENCE_LSTM, signature=BIDIRECTIONAL_LSTM_SIGNATURE,
+           reference=reference_sequence_lstm)
+def bidirectional_sequence_lstm(inputs: list[TensorInfo], outputs: list[TensorInfo]) -> SequenceParams:
+    name = "BIDIRECTIONAL_SEQUENCE_LSTM"
+    time_major, merge = bool(inputs[52].scalar()), bool(inputs[51].scalar())
+    steps, batch, input_size = _sequence_input(inputs[0], time_major, name)
+    linking, aux_size = _linking(inputs, 39, list(range(40, 48)), steps, batch, time_major, name)
+    bw_x, bw_size = (inputs[39], aux_size) if linking == "parallel" else (inputs[0], input_size)
+    fw = decode_lstm_cell(_lstm_cell_inputs(inputs, inputs[0], 1, 35, 36, 48, 53), batch, input_size, name)
+    bw = decode_lstm_cell(_lstm_cell_inputs(inputs, bw_x, 18, 37, 38, 48, 57), batch, bw_size, name)
+    if linking == "cross":
+        for first, cell in ((40, fw), (44, bw)):
+            for k in range(4):
+                if presence(inputs[first + k]):
+                    _check_shape(inputs[first + k], (cell.num_units, aux_size), name, f"auxiliary weights {first + k}")
+    shapes = _bidirectional_shapes(len(outputs), merge, 6, steps, batch, fw.output_size, bw.output_size,
+                                   time_major, name)
+    states = len(outputs) > 2
+    if states:
+        shapes += [(batch, fw.output_size), (batch, fw.num_units), (batch, bw.output_size), (batch, bw.num_units)]
+    return SequenceParams(output_shapes=shapes, cells=[fw, bw], steps=steps, time_major=time_major, merge=merge,
+                          linking=linking, states=states)
+
+
+#: UNIDIRECTIONAL_SEQUENCE_RNN (93): input, W, R, bias, h_init, activation, time_major (an INT32)
+SEQUENCE_RNN_SIGNATURE = OpSignature(
+    FLOAT_TYPES,
+    (Variant("sequence", ("T",) * 5 + (i32, i32), ("T",)),
+     Variant("sequence_state", ("T",) * 5 + (i32, i32), ("T", "T"), feature_level=4)),
+    ranks={0: (3, 3), 1: (2, 2), 2: (2, 2), 3: (1, 1), 4: (2, 2)})
+
+
+def _decode_rnn_cell(inputs: list[TensorInfo], w: int, batch: int, input_size: int, name: str) -> RNNParams:
+    """An RNN cell from its weights, recurrent weights, bias and initial state at ``w``…``w + 3``."""
+    num_units, i2 = _matrix(inputs[w], name, f"weights (input {w})")
+    require(i2 == input_size, name, f"weights (input {w}) have {i2} columns, input size is {input_size}")
+    _check_shape(inputs[w + 1], (num_units, num_units), name, f"recurrent weights (input {w + 1})")
+    _check_shape(inputs[w + 2], (num_units,), name, f"bias (input {w + 2})")
+    _check_shape(inputs[w + 3], (batch, num_units), name, f"initial hidden state (input {w + 3})")
+    return RNNParams(batch=batch, input_size=input_size, num_units=num_units)
+
+
+def _run_rnn(cell: RNNParams, w, r, b, h, x: np.ndarray, aux: tuple | None, reverse: bool):
+    """Every step of one direction over time-major ``x``: (outputs [T, B, U], final h)."""
+    ys = [None] * x.shape[0]
+    for step in (reversed(range(x.shape[0])) if reverse else range(x.shape[0])):
+        pre = x[step] @ w.T + h @ r.T + b
+        if aux is not None:
+            pre = pre + aux[0][step] @ aux[1].T
+        h = apply_recurrent_activation(pre.astype(np.float32), cell.activation)
+        ys[step] = h
+    return np.stack(ys) if ys else np.zeros((0, h.shape[0], cell.num_units), np.float32), h
+
+
+def reference_sequence_rnn(params: SequenceParams, inputs: list[TensorInfo],
+                           outputs: list[TensorInfo]) -> list[np.ndarray]:
+    f, x = _sequence_arrays(params, inputs, "sequence RNN")
+    tm = params.time_major
+    if len(params.cells) == 1:
+        y, h = _run_rnn(params.cells[0], f[1], f[2], f[3], f[4], x, None, False)
+        return _outputs(outputs, [_time_major_view(y, tm), h][:len(outputs)])
+    aux = None if params.linking == "none" else _time_major_view(f[9], tm)
+    cross = params.linking == "cross"
+    fw_y, fw_h = _run_rnn(params.cells[0], f[1], f[2], f[3], f[4], x, (aux, f[10]) if cross else None, False)
+    bw_x = aux if params.linking == "parallel" else x
+    bw_y, bw_h = _run_rnn(params.cells[1], f[5], f[6], f[7], f[8], bw_x, (aux, f[11]) if cross else None, True)
+    ys = [np.concatenate([fw_y, bw_y], axis=2)] if params.merge else [fw_y, bw_y]
+    results = [_time_major_view(y, tm) for y in ys]
+    if params.states:
+        results += [fw_h, bw_h]
+    return _outputs(outputs, results)
+
+
+@operation(OperationType.UNIDIRECTIONAL_SEQUENCE_RNN, signature=SEQUENCE_RNN_SIGNATURE,
+           reference=reference_sequence_rnn)
+def unidirectional_sequence_rnn(inputs: list[TensorInfo], outputs: list[TensorInfo]) -> SequenceParams:
+    name = "UNIDIRECTIONAL_SEQUENCE_RNN"
+    flag = inputs[6].scalar()
+    require(flag in (0, 1), name, f"time_major {flag} must be 0 or 1")
+    steps, batch, input_size = _sequence_input(inputs[0], bool(flag), name)
+    cell = _decode_rnn_cell(inputs, 1, batch, input_size, name)
+    cell.activation = recurrent_activation(inputs[5], name)
+    shapes = [_sequence_layout(steps, batch, cell.num_units, bool(flag))]
+    if len(outputs) == 2:
+        shapes.append((batch, cell.num_units))
+    return SequenceParams(output_shapes=shapes, cells=[cell], steps=steps, time_major=bool(flag),
+                          states=len(outputs) == 2)
+
+
+#: BIDIRECTIONAL_SEQUENCE_RNN (43): 15 inputs; outputs 1–2, or 3–4 with final states (FL4)
+BIDIRECTIONAL_RNN_SIGNATURE = OpSignature(
+    FLOAT_TYPES,
+    tuple(Variant(f"bidirectional_{n}", ("T",) * 12 + (i32, BOOL, BOOL), ("T",) * n, feature_level=3 if n < 3 else 4)
+          for n in (1, 2, 3, 4)),
+    omittable=frozenset({9, 10, 11}), ranks={0: (3, 3), 4: (2, 2), 8: (2, 2)})
+
+
+@operation(OperationType.BIDIRECTIONAL_SEQUENCE_RNN, signature=BIDIRECTIONAL_RNN_SIGNATURE,
+           reference=reference_sequence_rnn)
+def bidirectional_sequence_rnn(inputs: list[TensorInfo], outputs: list[TensorInfo]) -> SequenceParams:
+    name = "BIDIRECTIONAL_SEQUENCE_RNN"
+    time_major, merge = bool(inputs[13].scalar()), bool(inputs[14].scalar())
+    steps, batch, input_size = _sequence_input(inputs[0], time_major, name)
+    linking, aux_size = _linking(inputs, 9, [10, 11], steps, batch, time_major, name)
+    activation = recurrent_activation(inputs[12], name)
+    fw = _decode_rnn_cell(inputs, 1, batch, input_size, name)
+    bw = _decode_rnn_cell(inputs, 5, batch, aux_size if linking == "parallel" else input_size, name)
+    for cell in (fw, bw):
+        cell.activation = activation
+    if linking == "cross":
+        _check_shape(inputs[10], (fw.num_units, aux_size), name, "forward auxiliary weights")
+        _check_shape(inputs[11], (bw.num_units, aux_size), name, "backward auxiliary weights")
+    shapes = _bidirectional_shapes(len(outputs), merge, 4, steps, batch, fw.num_units, bw.num_units, time_major, name)
+    states = len(outputs) > 2
+    if states:
+        shapes += [(batch, fw.num_units), (batch, bw.num_units)]
+    return SequenceParams(output_shapes=shapes, cells=[fw, bw], steps=steps, time_major=time_major, merge=merge,
+                          linking=linking, states=states)
