@@ -121,12 +121,15 @@ def build_graph(model: Model, subgraph: Subgraph, input_shapes: list[tuple[int, 
                 continue
             t.shape = tuple(shape)
             t.known_shape = True
+            t.provided = True
     for pos, value in (input_values or {}).items():
         tensors[subgraph.input_indexes[pos]].value = value
     graph = Graph(model, subgraph, tensors)
     for n, op in enumerate(subgraph.operations):
         node = Node(n, op.type, list(op.inputs), list(op.outputs))
         graph.nodes.append(node)
+        for out_idx in op.outputs:
+            tensors[out_idx].provided = True  # an operation's result is never omitted
         if op.type in _CONTROL_FLOW or lookup(op.type) is None:
             continue  # control flow is interpreted; ops without a definition are reported unsupported
         ins = graph.infos(op.inputs)

@@ -86,6 +86,20 @@ def _representative_values(model: Model, position: int, shape) -> list:
     return fills
 
 
+def _omittable_input_positions(model: Model) -> set[int]:
+    """Positions of the main-subgraph inputs that feed only inputs an operation may omit (an LSTM's
+    projection bias, say): a request may leave them out, and the accelerator specialises on that."""
+    sg = model.main
+    position = {idx: k for k, idx in enumerate(sg.input_indexes)}
+    optional, required = set(), set()
+    for op in sg.operations:
+        entry = lookup(op.type)
+        for i, idx in enumerate(op.inputs):
+            if idx in position:
+                (optional if entry is not None and i in entry.signature.omittable else required).add(position[idx])
+    return optional - required
+
+
 def _with_unknown_result_dims(model: Model) -> Model:
     """``model`` with the dimensions of every operation result (temporaries and outputs of the main
     subgraph) unknown, their ranks kept."""
@@ -110,6 +124,9 @@ def support_graph(model: Model) -> Graph:
     depend on the sizes or values chosen.  The few size- or value-dependent conditions (e.g. a
     recurrent op's batch > 0) are re-checked for every concrete signature at its first execution; a
     signature that fails them fails that execution with GENERAL_FAILURE (:func:`check_supported`).
+    Optional inputs that are model inputs (a request may omit them) get a representative presence
+    pattern too: those declared with a 0 dimension omitted, else every one omitted; each pattern a
+    request brings is its own specialisation.
     Inputs of unknown rank cannot be specialised: their consumers stay unsupported.
     """
     sg = model.main
@@ -117,17 +134,23 @@ def support_graph(model: Model) -> Graph:
     declared = [sg.operands[i] for i in sg.input_indexes]
     dynamic = [OPERAND_TYPE_INFO[o.type].is_tensor and 0 in (o.dimensions or ()) for o in declared]
     valued = value_input_positions(model)
-    if graph.fully_specified or not (any(dynamic) or valued):
+    optional = _omittable_input_positions(model)
+    if graph.fully_specified or not (any(dynamic) or valued or optional):
         return graph
     if any(OPERAND_TYPE_INFO[o.type].is_tensor and not o.dimensions for o in declared):
         return graph  # unknown rank
     best, best_count = graph, sum(n.params is not None for n in graph.nodes)
     # representative values need not reproduce the declared dimensions of what they shape
     probe = _with_unknown_result_dims(model) if valued else model
-    for size in REPRESENTATIVE_DIMS if any(dynamic) else REPRESENTATIVE_DIMS[:1]:
-        shapes = [tuple(d or size for d in o.dimensions) if OPERAND_TYPE_INFO[o.type].is_tensor else ()
-                  for o in declared]
-        candidates = [_representative_values(model, p, shapes[p]) for p in valued]
+    # presence patterns of the optional inputs: those declared with a 0 dimension omitted, then every
+    # optional input omitted (the request decides; each pattern is its own specialisation)
+    patterns = [{p for p in optional if 0 in (declared[p].dimensions or ())}]
+    if optional and optional != patterns[0]:
+        patterns.append(optional)
+    for omitted, size in itertools.product(patterns, REPRESENTATIVE_DIMS if any(dynamic) else REPRESENTATIVE_DIMS[:1]):
+        shapes = [None if p in omitted else tuple(d or size for d in o.dimensions)
+                  if OPERAND_TYPE_INFO[o.type].is_tensor else () for p, o in enumerate(declared)]
+        candidates = [[None] if shapes[p] is None else _representative_values(model, p, shapes[p]) for p in valued]
         for combination in itertools.islice(itertools.product(*candidates), MAX_VALUE_COMBINATIONS):
             try:
                 g = build_graph(probe, probe.main, shapes, dict(zip(valued, combination)))
@@ -136,7 +159,7 @@ def support_graph(model: Model) -> Graph:
             if g.fully_specified:
                 return g
             count = sum(n.params is not None for n in g.nodes)
-            if count > best_count:
+            if count > best_count or (best is graph and omitted):  # omitted inputs: even undecoded
                 best, best_count = g, count
     return best
 
@@ -164,6 +187,9 @@ def _decided_by_values(graph: Graph, node: Node, model: Model, features: frozens
         return False
     inputs = set(model.main.input_indexes)
     valued = {model.main.input_indexes[p] for p in value_input_positions(model)}
+    if not any(idx in valued and (pos in entry.value_inputs or graph.tensors[idx].shape == ())
+               for pos, idx in enumerate(node.inputs)):
+        return False  # undecoded for another reason than values (say the presence of optional inputs)
     for pos, idx in enumerate(node.inputs):
         t = graph.tensors[idx]
         if t.value is not None or t.omitted:

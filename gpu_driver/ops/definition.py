@@ -43,6 +43,8 @@ class TensorInfo:
     omitted: bool = False
     index: int = -1  # operand index in its subgraph (for messages)
     known_shape: bool = True  # False before execution when a 0 entry means "unknown"
+    #: a model input a specialisation (or a request) provides: present, though its value is not known
+    provided: bool = False
 
     @property
     def rank(self) -> int:
@@ -154,7 +156,7 @@ def presence(info: TensorInfo) -> bool | None:
     """True = present, False = omitted (NO_VALUE), None = undecided (a model input before execution)."""
     if info.omitted:
         return False
-    if info.value is not None:
+    if info.value is not None or info.provided:
         return True
     return None
 

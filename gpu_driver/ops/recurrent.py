@@ -20,7 +20,8 @@ known shapes and constant scalar arguments: recurrent_rnn.cl and recurrent_svdf.
 weights may be constants or model inputs (read in their HAL layout).  The full LSTM option set is
 lowered: CIFG, peephole, projection (with/without bias), cell/projection clipping, layer
 normalisation.  LSTM output 0 (scratch buffer, content unspecified) is not written.  The sequence
-forms run on the reference device (accelerators report them unsupported).
+forms run on the reference device; the LSTM sequences (float32, up to MAX_LOWERED_STEPS steps) also on
+accelerators, one LSTM step's launches per time step on its time slice.
 """
 from __future__ import annotations
 
@@ -370,35 +371,49 @@ def _lstm_supports(ctx: LoweringContext) -> bool:
 
 def lower_lstm(ctx: LoweringContext) -> None:
     p = ctx.params
+    emit_lstm_step(ctx, p, ctx.input, x=(ctx.input(LSTM_INPUT), 0, p.input_size),
+                   h_prev=(ctx.input(LSTM_H_PREV), 0, p.output_size), c_prev=ctx.input(LSTM_C_PREV),
+                   c_out=ctx.output(2), h_out=ctx.output(1), out=(ctx.output(3), 0, p.output_size))
+
+
+def emit_lstm_step(ctx: LoweringContext, p: LSTMParams, cell, x: tuple, h_prev: tuple, c_prev, c_out, h_out,
+                   out: tuple, aux: tuple | None = None) -> None:
+    """The launches of one LSTM step.  ``cell(slot)`` is the tensor of an LSTM-order input slot;
+    ``x``, ``h_prev`` and ``out`` are (tensor, offset, batch stride): rows of a time slice; ``aux`` =
+    (tensor, offset, batch stride, width, [weights to i, f, c, o]) adds the auxiliary input's terms."""
     cifg, peep, ln, proj = p.use_cifg, p.use_peephole, p.use_layer_norm, p.use_projection
     d = {"B": p.batch, "I": p.input_size, "U": p.num_units, "O": p.output_size, "ACT": p.activation,
          "CIFG": int(cifg), "PEEP": int(peep), "LN": int(ln), "PROJ": int(proj),
          "PROJ_BIAS": int(p.use_projection_bias), "HAS_CELL_CLIP": int(p.cell_clip > 0),
-         "CELL_CLIP": float(p.cell_clip), "HAS_PROJ_CLIP": int(p.proj_clip > 0), "PROJ_CLIP": float(p.proj_clip)}
+         "CELL_CLIP": float(p.cell_clip), "HAS_PROJ_CLIP": int(p.proj_clip > 0), "PROJ_CLIP": float(p.proj_clip),
+         "X_OFF": x[1], "X_BSTRIDE": x[2], "H_OFF": h_prev[1], "H_BSTRIDE": h_prev[2], "OUT_OFF": out[1],
+         "OUT_BSTRIDE": out[2], "AUX": int(aux is not None), "A_OFF": aux[1] if aux else 0,
+         "A_BSTRIDE": aux[2] if aux else 0, "A": aux[3] if aux else 0}
     pre = ctx.scratch("float32", p.batch * 4 * p.num_units)
     # stage 0: gate pre-activations
     ws = ([LSTM_W_XI] if not cifg else []) + [LSTM_W_XF, LSTM_W_XC, LSTM_W_XO] + \
          ([LSTM_W_HI] if not cifg else []) + [LSTM_W_HF, LSTM_W_HC, LSTM_W_HO]
-    ctx.emit("recurrent_lstm.cl", {**d, "STAGE": 0}, [ctx.input(LSTM_INPUT), ctx.input(LSTM_H_PREV)] + [ctx.input(k) for k in ws],
+    aux_ins = [] if aux is None else [aux[0]] + aux[4][1 if cifg else 0:]
+    ctx.emit("recurrent_lstm.cl", {**d, "STAGE": 0}, [x[0], h_prev[0]] + [cell(k) for k in ws] + aux_ins,
              [pre], (4 * p.num_units, p.batch))
     # stage 1: cell
-    ins = [pre, ctx.input(LSTM_C_PREV)]
+    ins = [pre, c_prev]
     if peep:
-        ins += ([ctx.input(LSTM_W_CI)] if not cifg else []) + [ctx.input(LSTM_W_CF), ctx.input(LSTM_W_CO)]
-    ins += ([ctx.input(LSTM_B_I)] if not cifg else []) + [ctx.input(k) for k in (LSTM_B_F, LSTM_B_C, LSTM_B_O)]
+        ins += ([cell(LSTM_W_CI)] if not cifg else []) + [cell(LSTM_W_CF), cell(LSTM_W_CO)]
+    ins += ([cell(LSTM_B_I)] if not cifg else []) + [cell(k) for k in (LSTM_B_F, LSTM_B_C, LSTM_B_O)]
     if ln:
-        ins += ([ctx.input(LSTM_LN_I)] if not cifg else []) + [ctx.input(k) for k in (LSTM_LN_F, LSTM_LN_C, LSTM_LN_O)]
+        ins += ([cell(LSTM_LN_I)] if not cifg else []) + [cell(k) for k in (LSTM_LN_F, LSTM_LN_C, LSTM_LN_O)]
     if proj:
         m = ctx.scratch("float32", p.batch * p.num_units)
-        outs = [ctx.output(2), m]
+        outs = [c_out, m]
     else:
-        outs = [ctx.output(2), ctx.output(1), ctx.output(3)]
+        outs = [c_out, h_out, out[0]]
     gsize = (p.batch,) if ln else (p.num_units, p.batch)
     ctx.emit("recurrent_lstm.cl", {**d, "STAGE": 1}, ins, outs, gsize)
     # stage 2: projection
     if proj:
-        ins = [m, ctx.input(LSTM_W_PROJ)] + ([ctx.input(LSTM_B_PROJ)] if p.use_projection_bias else [])
-        ctx.emit("recurrent_lstm.cl", {**d, "STAGE": 2}, ins, [ctx.output(1), ctx.output(3)], (p.output_size, p.batch))
+        ins = [m, cell(LSTM_W_PROJ)] + ([cell(LSTM_B_PROJ)] if p.use_projection_bias else [])
+        ctx.emit("recurrent_lstm.cl", {**d, "STAGE": 2}, ins, [h_out, out[0]], (p.output_size, p.batch))
 
 
 # ---- definitions ------------------------------------------------------------------------------------
@@ -659,8 +674,85 @@ def reference_sequence_lstm(params: SequenceParams, inputs: list[TensorInfo],
     return _outputs(outputs, results)
 
 
+def _sequence_lstm_supports(ctx: LoweringContext) -> bool:
+    """Float32, known shapes, constant scalars, at most MAX_LOWERED_STEPS steps (one launch group
+    per step)."""
+    p = ctx.params
+    scalars = [20, 21, 22, 23] if len(p.cells) == 1 else [48, 49, 50, 51, 52]
+    tensors = [t for t in [*ctx.inputs, *ctx.outputs] if t.shape != () and not t.omitted]
+    return (params_ok(ctx) and scalars_constant(ctx, scalars) and all(t.type == F32 for t in tensors)
+            and known(*tensors) and 0 < p.steps <= MAX_LOWERED_STEPS and p.cells[0].batch > 0
+            and _aux_weights_complete(ctx))
+
+
+def _aux_weights_complete(ctx: LoweringContext) -> bool:
+    """Cross-linking: every used gate of each direction has its auxiliary weights (the kernel adds
+    them all; the input gate's are unused with CIFG)."""
+    p = ctx.params
+    if p.linking != "cross":
+        return True
+    return all(not ctx.inputs[first + k].omitted for first, cell in ((40, p.cells[0]), (44, p.cells[1]))
+               for k in range(4) if not (k == 0 and cell.use_cifg))
+
+
+
+#: sequences longer than this stay on the reference device (each step is its own launches)
+MAX_LOWERED_STEPS = 128
+
+
+def lower_sequence_lstm(ctx: LoweringContext) -> None:
+    """Each direction's steps in time order, each step the launches of one LSTM step addressing its
+    time slice: x and the output rows at offset + b·stride, h_prev read back from the previous step's
+    output rows, c in two scratch rows used in turn."""
+    p = ctx.params
+    bidirectional = len(p.cells) == 2
+    steps, tm = p.steps, p.time_major
+    width = sum(c.output_size for c in p.cells) if p.merge else None
+    aux_size = ctx.inputs[39].shape[2] if bidirectional and p.linking != "none" else 0
+
+    def rows(t: int, row_width: int, offset: int, total: int) -> tuple[int, int]:
+        """(offset, batch stride) of step t's rows in a [T, B, total] or [B, T, total] tensor."""
+        batch = p.cells[0].batch
+        return (t * batch * total + offset, total) if tm else (t * total + offset, steps * total)
+
+    for direction, cell in enumerate(p.cells):
+        if bidirectional:
+            first, ln, h_init, c_init = (1, 53, 35, 36) if direction == 0 else (18, 57, 37, 38)
+            slots = {k: first + k - 1 for k in range(1, 18)}
+            slots.update({LSTM_LN_I + k: ln + k for k in range(4)})
+            x_in = ctx.input(39) if direction == 1 and p.linking == "parallel" else ctx.input(0)
+            y = ctx.output(0) if p.merge or direction == 0 else ctx.output(1)
+            col = p.cells[0].output_size if p.merge and direction == 1 else 0
+            total = width if p.merge else cell.output_size
+            state_base = (1 if p.merge else 2) + 2 * direction
+            aux_weights = [ctx.input((40 if direction == 0 else 44) + k) for k in range(4)]
+        else:
+            slots = {k: k for k in range(1, 18)}
+            slots.update({LSTM_LN_I + k: 24 + k for k in range(4)})
+            h_init, c_init, x_in, y, col, total, state_base = 18, 19, ctx.input(0), ctx.output(0), 0, cell.output_size, 1
+            aux_weights = None
+        h_final = ctx.output(state_base) if p.states else ctx.scratch("float32", cell.batch * cell.output_size)
+        c_final = ctx.output(state_base + 1) if p.states else None
+        c_rows = [ctx.scratch("float32", cell.batch * cell.num_units) for _ in range(2)]
+        order = list(reversed(range(steps))) if direction == 1 else list(range(steps))
+        for n, t in enumerate(order):
+            if n == 0:
+                h_prev = (ctx.input(h_init), 0, cell.output_size)
+                c_prev = ctx.input(c_init)
+            else:
+                h_prev = (y, *rows(order[n - 1], cell.output_size, col, total))
+                c_prev = c_rows[(n - 1) % 2]
+            last = n == steps - 1
+            emit_lstm_step(ctx, cell, lambda slot: ctx.input(slots[slot]),
+                           x=(x_in, *rows(t, cell.input_size, 0, cell.input_size)), h_prev=h_prev, c_prev=c_prev,
+                           c_out=c_final if last and c_final is not None else c_rows[n % 2], h_out=h_final,
+                           out=(y, *rows(t, cell.output_size, col, total)),
+                           aux=(ctx.input(39), *rows(t, aux_size, 0, aux_size), aux_size, aux_weights)
+                           if p.linking == "cross" else None)
+
+
 @operation(OperationType.UNIDIRECTIONAL_SEQUENCE_LSTM, signature=SEQUENCE_LSTM_SIGNATURE,
-           reference=reference_sequence_lstm)
+           reference=reference_sequence_lstm, lower=lower_sequence_lstm, supports=_sequence_lstm_supports)
 def unidirectional_sequence_lstm(inputs: list[TensorInfo], outputs: list[TensorInfo]) -> SequenceParams:
     name = "UNIDIRECTIONAL_SEQUENCE_LSTM"
     time_major = bool(inputs[23].scalar())
@@ -684,7 +776,7 @@ BIDIRECTIONAL_LSTM_SIGNATURE = OpSignature(
 
 
 @operation(OperationType.BIDIRECTIONAL_SEQUENCE_LSTM, signature=BIDIRECTIONAL_LSTM_SIGNATURE,
-           reference=reference_sequence_lstm)
+           reference=reference_sequence_lstm, lower=lower_sequence_lstm, supports=_sequence_lstm_supports)
 def bidirectional_sequence_lstm(inputs: list[TensorInfo], outputs: list[TensorInfo]) -> SequenceParams:
     name = "BIDIRECTIONAL_SEQUENCE_LSTM"
     time_major, merge = bool(inputs[52].scalar()), bool(inputs[51].scalar())

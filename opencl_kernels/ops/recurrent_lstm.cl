@@ -4,7 +4,11 @@
  * STAGE 1 (cell): peepholes, bias or layer norm, gates, c_out; m = o·g(c) goes to h_out/output, or
  *   to scratch m [B, U] when there is a projection.  Without LN: work item (u, b); with LN: one work
  *   item per batch row b (the statistics need the whole row).
- * STAGE 2 (projection), work item (o, b): h = clip(Σ_u m[b,u]·Wp[o,u] (+ bp[o])) → h_out, output. */
+ * STAGE 2 (projection), work item (o, b): h = clip(Σ_u m[b,u]·Wp[o,u] (+ bp[o])) → h_out, output.
+ * With AUX, stage 0 also adds Σ_k aux[b,k]·Wa_g[u,k] (bidirectional cross-linking; A = aux width).
+ * Rows of x, h_prev, aux and output are read/written at OFF + b·BSTRIDE (X_, H_, A_, OUT_): one step of a
+ * sequence addresses its time slice of [T, B, ·] or [B, T, ·] tensors; a single step uses 0 and the row
+ * width. */
 #if ${STAGE} == 0
 KERNEL void ${KERNEL_NAME}(GLOBAL const float* RESTRICT x, GLOBAL const float* RESTRICT h_prev,
 #if !${CIFG}
@@ -16,7 +20,16 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const float* RESTRICT x, GLOBAL const float* R
                            GLOBAL const float* RESTRICT whi,
 #endif
                            GLOBAL const float* RESTRICT whf, GLOBAL const float* RESTRICT whc,
-                           GLOBAL const float* RESTRICT who, GLOBAL float* RESTRICT pre) {
+                           GLOBAL const float* RESTRICT who,
+#if ${AUX}
+                           GLOBAL const float* RESTRICT aux,
+#if !${CIFG}
+                           GLOBAL const float* RESTRICT wai,
+#endif
+                           GLOBAL const float* RESTRICT waf, GLOBAL const float* RESTRICT wac,
+                           GLOBAL const float* RESTRICT wao,
+#endif
+                           GLOBAL float* RESTRICT pre) {
     const int gu = GLOBAL_ID(0);
     const int b = GLOBAL_ID(1);
     if (gu >= 4 * ${U} || b >= ${B}) return;
@@ -31,9 +44,17 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const float* RESTRICT x, GLOBAL const float* R
     GLOBAL const float* wh = g == 0 ? whi : g == 1 ? whf : g == 2 ? whc : who;
 #endif
     float acc = 0.0f;
-    for (int k = 0; k < ${I}; ++k) acc += x[b * ${I} + k] * wx[u * ${I} + k];
+    for (int k = 0; k < ${I}; ++k) acc += x[${X_OFF} + b * ${X_BSTRIDE} + k] * wx[u * ${I} + k];
     float acc2 = 0.0f;
-    for (int j = 0; j < ${O}; ++j) acc2 += h_prev[b * ${O} + j] * wh[u * ${O} + j];
+    for (int j = 0; j < ${O}; ++j) acc2 += h_prev[${H_OFF} + b * ${H_BSTRIDE} + j] * wh[u * ${O} + j];
+#if ${AUX}
+#if ${CIFG}
+    GLOBAL const float* wa = g == 1 ? waf : g == 2 ? wac : wao;
+#else
+    GLOBAL const float* wa = g == 0 ? wai : g == 1 ? waf : g == 2 ? wac : wao;
+#endif
+    for (int k = 0; k < ${A}; ++k) acc += aux[${A_OFF} + b * ${A_BSTRIDE} + k] * wa[u * ${A} + k];
+#endif
     pre[b * 4 * ${U} + gu] = acc + acc2;
 }
 #elif ${STAGE} == 1
@@ -136,7 +157,7 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const float* RESTRICT pre, GLOBAL const float*
         m_out[b * ${U} + u] = m;
 #else
         h_out[b * ${U} + u] = m;
-        out[b * ${U} + u] = m;
+        out[${OUT_OFF} + b * ${OUT_BSTRIDE} + u] = m;
 #endif
     }
 #else
@@ -175,7 +196,7 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const float* RESTRICT pre, GLOBAL const float*
     m_out[b * ${U} + u] = m;
 #else
     h_out[b * ${U} + u] = m;
-    out[b * ${U} + u] = m;
+    out[${OUT_OFF} + b * ${OUT_BSTRIDE} + u] = m;
 #endif
 #endif
 }
@@ -197,6 +218,6 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const float* RESTRICT m, GLOBAL const float* R
     acc = fmin(fmax(acc, -${PROJ_CLIP}), ${PROJ_CLIP});
 #endif
     h_out[b * ${O} + o] = acc;
-    out[b * ${O} + o] = acc;
+    out[${OUT_OFF} + b * ${OUT_BSTRIDE} + o] = acc;
 }
 #endif

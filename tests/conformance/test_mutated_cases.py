@@ -121,6 +121,9 @@ def _check(version: str, sample: int):
                 actual = _run(device, mutated)
                 if isinstance(expected, list) and isinstance(actual, list):
                     golden = copy.deepcopy(mutated)
+                    # a mutated 1e6 weight makes float sums cancel, so the summation order shows
+                    # beyond the float32 tolerance: mutated cases compare at the relaxed one
+                    golden["relaxed"] = True
                     for k, idx in enumerate(golden["main"]["outputs"]):
                         golden["main"]["operands"][idx]["data"] = np.asarray(expected[k]).reshape(-1).tolist()
                         golden["main"]["operands"][idx]["dims"] = list(np.shape(expected[k]))
