@@ -15,7 +15,7 @@ from gpu_driver import tflite
 pytest.importorskip("ai_edge_litert.interpreter")
 from gpu_driver.mlts.litert import LiteRT  # noqa: E402
 
-MODELS = Path(__file__).resolve().parents[2].parent / "shared" / "models"
+MODELS = Path(__file__).resolve().parents[2] / "shared" / "models"  # ../shared/models beside the checkout
 RANGES = {"face_detection_short_range": (-1.0, 1.0), "selfie_segmentation": (0.0, 1.0),
           "hand_landmark_lite": (0.0, 1.0)}
 ROUNDS = {"opencl": 40, "reference": 5}
