@@ -1,4 +1,5 @@
-"""L2_NORMALIZATION and LOCAL_RESPONSE_NORMALIZATION along one axis (default the last).
+"""L2_NORMALIZATION and LOCAL_RESPONSE_NORMALIZATION along one axis (default the last), and
+INSTANCE_NORMALIZATION over the spatial axes of an image.
 
 - L2_NORMALIZATION: float ``x / max(√Σx², epsilon)``; quantized types follow the exact TFLite integer
   path and have a fixed output quantization (scale 1/128).  The accelerator kernel runs every type;
@@ -7,6 +8,9 @@
   not divided by the window size.  The accelerator kernel runs float32 and float16.
 - Float16 tensors are computed in fp32 and rounded.
 - Both accept rank 1..4; a rank other than 4 needs feature level 3.
+- INSTANCE_NORMALIZATION (float types, NHWC or NCHW): per (batch, channel), the mean and population
+  variance over H×W; ``out = (x − mean)·gamma/√(var + epsilon) + beta`` with scalar gamma, beta and
+  epsilon.  The accelerator kernel runs one work item per (batch, channel).
 """
 from __future__ import annotations
 
@@ -19,11 +23,12 @@ from .. import fixedpoint as fp
 from .. import quant
 from ..compiler.lowering_helpers import QRANGE, ctype, fdef, float_io, known, params_ok, trailing_scalars_constant, Work
 from ..hal.types import OperandType, OperationType
-from .definition import TensorInfo, as_float32, require
+from .definition import OpParams, TensorInfo, as_float32, require
 from .registry import operation
 from .shape_preserving import (SIGNED_UNIT_INTERVAL_QUANT, AxisParams, axis_fields, axis_view, fixed_output_quant,
                                float_compute)
-from .signature import F16, F32, FLOAT_TYPES, Q8A, Q8AS, RANK_UP_TO_4, OpContext, OpSignature, Variant, i32
+from .layout import from_nhwc, nhwc_dims, to_nhwc
+from .signature import BOOL, F16, F32, FLOAT_TYPES, Q8A, Q8AS, RANK_UP_TO_4, OpContext, OpSignature, Variant, i32
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only
     from ..compiler.lowering import LoweringContext
@@ -181,3 +186,65 @@ def local_response_normalization(inputs: list[TensorInfo], outputs: list[TensorI
     require(radius >= 0, name, f"radius must be ≥ 0, got {radius}")
     return LRNParams(output_shapes=[shape], **fields, radius=radius, bias=as_float32(inputs[2].scalar()),
                      alpha=as_float32(inputs[3].scalar()), beta=as_float32(inputs[4].scalar()))
+
+
+# ---- INSTANCE_NORMALIZATION ----------------------------------------------------------------------------
+
+@dataclass
+class InstanceNormParams(OpParams):
+    """INSTANCE_NORMALIZATION of an [N, H, W, C] image (stored NCHW when ``nchw``): gamma, beta and
+    epsilon are the scalar arguments as fp32."""
+
+    batch: int = 0
+    height: int = 0
+    width: int = 0
+    channels: int = 0
+    nchw: bool = False
+    gamma: float = 1.0
+    beta: float = 0.0
+    epsilon: float = 0.0
+
+
+#: input, gamma, beta, epsilon (scalars of the tensor's float type), layout
+INSTANCE_NORMALIZATION_SIGNATURE = OpSignature(
+    {F32: 3, F16: 3}, (Variant("instance_norm", ("T", "F", "F", "F", BOOL), ("T",)),), ranks={0: (4, 4)})
+
+
+def reference_instance_normalization(params: InstanceNormParams, inputs: list[TensorInfo],
+                                     outputs: list[TensorInfo]) -> list[np.ndarray]:
+    x = to_nhwc(np.asarray(inputs[0].value, dtype=np.float32), params.nchw)
+    with np.errstate(all="ignore"):
+        mean = x.mean(axis=(1, 2), keepdims=True, dtype=np.float32)
+        centred = x - mean
+        var = (centred * centred).mean(axis=(1, 2), keepdims=True, dtype=np.float32)
+        sigma = np.sqrt(var + np.float32(params.epsilon))
+        out = centred * np.float32(params.gamma) / sigma + np.float32(params.beta)
+    return [from_nhwc(out.astype(np.float32), params.nchw).astype(outputs[0].dtype)]
+
+
+def supports_instance_normalization(ctx: LoweringContext) -> bool:
+    x, out = ctx.inputs[0], ctx.outputs[0]
+    return params_ok(ctx) and trailing_scalars_constant(ctx, 1) and known(x, out) and x.type == out.type
+
+
+def lower_instance_normalization(ctx: LoweringContext) -> None:
+    p = ctx.params
+    planes = p.batch * p.channels
+    if planes * p.height * p.width == 0:
+        return
+    d = {"T": ctype(ctx.inputs[0]), **float_io(ctx.inputs[0]), "N": p.batch, "C": p.channels,
+         "HW": p.height * p.width, "NCHW": int(p.nchw), "GAMMA": fdef(p.gamma), "BETA": fdef(p.beta),
+         "EPS": fdef(p.epsilon)}
+    ctx.emit("normalization_instance.cl", d, [ctx.input(0)], [ctx.output(0)], (planes,), Work.ROWS)
+
+
+@operation(OperationType.INSTANCE_NORMALIZATION, signature=INSTANCE_NORMALIZATION_SIGNATURE,
+           reference=reference_instance_normalization, lower=lower_instance_normalization,
+           supports=supports_instance_normalization)
+def instance_normalization(inputs: list[TensorInfo], outputs: list[TensorInfo]) -> InstanceNormParams:
+    name = "INSTANCE_NORMALIZATION"
+    nchw = bool(inputs[4].scalar())
+    n, h, w, c = nhwc_dims(inputs[0], nchw, name)
+    return InstanceNormParams(output_shapes=[tuple(inputs[0].dims())], batch=n, height=h, width=w, channels=c,
+                              nchw=nchw, gamma=as_float32(inputs[1].scalar()), beta=as_float32(inputs[2].scalar()),
+                              epsilon=as_float32(inputs[3].scalar()))

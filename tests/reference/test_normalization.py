@@ -127,3 +127,26 @@ def test_lrn_random_axes(seed):
 def test_lrn_invalid():
     expect_status(INVALID, lrn, np.zeros((1, 3), np.float32), -1, 1.0, 1.0, 0.5)
     expect_status(INVALID, lrn, np.zeros((1, 3), np.float32), 1, 1.0, 1.0, 0.5, axis=2)
+
+
+# ---- INSTANCE_NORMALIZATION --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("nchw", [False, True])
+def test_instance_normalization_hand_worked(nchw):
+    """One 2×2 plane per channel: channel 0 = [1, 2, 3, 4] (mean 2.5, var 1.25), channel 1 = [5, 5, 5, 5]
+    (var 0: the output is beta).  gamma 2, beta 1, epsilon 0.75: σ = √2 for channel 0."""
+    nhwc = np.array([[[[1, 5], [2, 5]], [[3, 5], [4, 5]]]], np.float32)        # [1, 2, 2, 2]
+    x = nhwc.transpose(0, 3, 1, 2).copy() if nchw else nhwc
+    out = run1(O.INSTANCE_NORMALIZATION, [In(T.TENSOR_FLOAT32, x.shape), f32(2.0), f32(1.0), f32(0.75),
+                                          Const(T.BOOL, nchw)], Out(T.TENSOR_FLOAT32, list(x.shape)), x)
+    s = np.sqrt(2.0)
+    expected_c0 = [(v - 2.5) * 2 / s + 1 for v in (1, 2, 3, 4)]
+    got = out.transpose(0, 2, 3, 1) if nchw else out
+    np.testing.assert_allclose(got[0, :, :, 0].reshape(-1), expected_c0, rtol=1e-6)
+    np.testing.assert_allclose(got[0, :, :, 1], 1.0, rtol=1e-6)
+
+
+def test_instance_normalization_needs_rank_4():
+    expect_status(ErrorStatus.INVALID_ARGUMENT, run1, O.INSTANCE_NORMALIZATION,
+                  [In(T.TENSOR_FLOAT32, (2, 3)), f32(1.0), f32(0.0), f32(1e-5), Const(T.BOOL, False)],
+                  Out(T.TENSOR_FLOAT32, [2, 3]), np.zeros((2, 3), np.float32))

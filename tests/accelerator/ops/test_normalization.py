@@ -1,8 +1,11 @@
-"""L2_NORMALIZATION (every type; quantized exact) and LOCAL_RESPONSE_NORMALIZATION (float32, float16) on
-each accelerator device vs the reference, default and explicit axes."""
+"""L2_NORMALIZATION (every type; quantized exact), LOCAL_RESPONSE_NORMALIZATION and
+INSTANCE_NORMALIZATION (float32, float16; NHWC and NCHW) on each accelerator device vs the reference,
+default and explicit axes."""
 import numpy as np
 
-from .models import F32, OP, Q8A, In, Out, f32, i32, random_data
+from gpu_driver import OperandType as OT
+
+from .models import F32, OP, Q8A, In, Out, Scalar, f32, i32, random_data
 from .test_activation import F16, F16_RTOL, Q8AS, check_ops, f16
 
 _AXES = [((2, 3, 4, 9), None), ((3, 5), 0), ((2, 6, 3), 1), ((7,), None)]
@@ -43,3 +46,13 @@ def test_lrn(accelerator):
         tol = {} if t == F32 else dict(rtol=F16_RTOL, atol=1e-3)
         check_ops(accelerator, entries, np.random.default_rng(21), **tol)
 
+
+
+def test_instance_normalization(accelerator):
+    for t, scalar in ((F32, f32), (F16, f16)):
+        entries = [(OP.INSTANCE_NORMALIZATION, [In(t, shape), scalar(gamma), scalar(beta), scalar(eps),
+                                                 Scalar(OT.BOOL, nchw)], [Out(t)])
+                   for shape, nchw in [((2, 3, 4, 5), False), ((2, 3, 4, 5), True), ((1, 1, 7, 2), False)]
+                   for gamma, beta, eps in [(1.0, 0.0, 1e-4), (0.5, -1.5, 0.01)]]
+        tol = {} if t == F32 else dict(rtol=F16_RTOL, atol=1e-2)
+        check_ops(accelerator, entries, np.random.default_rng(22), **tol)
