@@ -20,8 +20,8 @@ known shapes and constant scalar arguments: recurrent_rnn.cl and recurrent_svdf.
 weights may be constants or model inputs (read in their HAL layout).  The full LSTM option set is
 lowered: CIFG, peephole, projection (with/without bias), cell/projection clipping, layer
 normalisation.  LSTM output 0 (scratch buffer, content unspecified) is not written.  The sequence
-forms run on the reference device; the LSTM sequences (float32, up to MAX_LOWERED_STEPS steps) also on
-accelerators, one LSTM step's launches per time step on its time slice.
+forms run on the reference device and, in float32 up to MAX_LOWERED_STEPS steps, on accelerators: one
+LSTM or RNN step's launches per time step, addressing its time slice.
 """
 from __future__ import annotations
 
@@ -344,8 +344,21 @@ def _rnn_supports(ctx: LoweringContext) -> bool:
 
 def lower_rnn(ctx: LoweringContext) -> None:
     p = ctx.params
-    d = {"B": p.batch, "I": p.input_size, "U": p.num_units, "ACT": p.activation}
-    ctx.emit("recurrent_rnn.cl", d, [ctx.input(k) for k in range(5)], [ctx.output(0), ctx.output(1)], (p.num_units, p.batch))
+    emit_rnn_step(ctx, p, [ctx.input(k) for k in range(1, 4)], x=(ctx.input(0), 0, p.input_size),
+                  h_prev=(ctx.input(4), 0, p.num_units), h_out=ctx.output(0), out=(ctx.output(1), 0, p.num_units))
+
+
+def emit_rnn_step(ctx: LoweringContext, p: RNNParams, weights: list, x: tuple, h_prev: tuple, h_out,
+                  out: tuple, aux: tuple | None = None) -> None:
+    """The launch of one RNN step: ``weights`` = (W, R, bias); ``x``, ``h_prev`` and ``out`` are
+    (tensor, offset, batch stride) rows of a time slice; ``aux`` = (tensor, offset, batch stride, width,
+    W_aux) adds the auxiliary input's term."""
+    d = {"B": p.batch, "I": p.input_size, "U": p.num_units, "ACT": p.activation, "X_OFF": x[1], "X_BSTRIDE": x[2],
+         "H_OFF": h_prev[1], "H_BSTRIDE": h_prev[2], "OUT_OFF": out[1], "OUT_BSTRIDE": out[2],
+         "AUX": int(aux is not None), "A_OFF": aux[1] if aux else 0, "A_BSTRIDE": aux[2] if aux else 0,
+         "A": aux[3] if aux else 0}
+    ins = [x[0], *weights, h_prev[0]] + ([aux[0], aux[4]] if aux else [])
+    ctx.emit("recurrent_rnn.cl", d, ins, [h_out, out[0]], (p.num_units, p.batch))
 
 
 def _svdf_supports(ctx: LoweringContext) -> bool:
@@ -674,6 +687,13 @@ def reference_sequence_lstm(params: SequenceParams, inputs: list[TensorInfo],
     return _outputs(outputs, results)
 
 
+def time_rows(p: SequenceParams, t: int, offset: int, total: int) -> tuple[int, int]:
+    """(offset, batch stride) of step t's rows, from column ``offset`` on, in a [T, B, total]
+    (time-major) or [B, T, total] tensor."""
+    batch = p.cells[0].batch
+    return (t * batch * total + offset, total) if p.time_major else (t * total + offset, p.steps * total)
+
+
 def _sequence_lstm_supports(ctx: LoweringContext) -> bool:
     """Float32, known shapes, constant scalars, at most MAX_LOWERED_STEPS steps (one launch group
     per step)."""
@@ -706,14 +726,11 @@ def lower_sequence_lstm(ctx: LoweringContext) -> None:
     output rows, c in two scratch rows used in turn."""
     p = ctx.params
     bidirectional = len(p.cells) == 2
-    steps, tm = p.steps, p.time_major
     width = sum(c.output_size for c in p.cells) if p.merge else None
     aux_size = ctx.inputs[39].shape[2] if bidirectional and p.linking != "none" else 0
 
-    def rows(t: int, row_width: int, offset: int, total: int) -> tuple[int, int]:
-        """(offset, batch stride) of step t's rows in a [T, B, total] or [B, T, total] tensor."""
-        batch = p.cells[0].batch
-        return (t * batch * total + offset, total) if tm else (t * total + offset, steps * total)
+    def rows(t: int, offset: int, total: int) -> tuple[int, int]:
+        return time_rows(p, t, offset, total)
 
     for direction, cell in enumerate(p.cells):
         if bidirectional:
@@ -734,20 +751,20 @@ def lower_sequence_lstm(ctx: LoweringContext) -> None:
         h_final = ctx.output(state_base) if p.states else ctx.scratch("float32", cell.batch * cell.output_size)
         c_final = ctx.output(state_base + 1) if p.states else None
         c_rows = [ctx.scratch("float32", cell.batch * cell.num_units) for _ in range(2)]
-        order = list(reversed(range(steps))) if direction == 1 else list(range(steps))
+        order = list(reversed(range(p.steps))) if direction == 1 else list(range(p.steps))
         for n, t in enumerate(order):
             if n == 0:
                 h_prev = (ctx.input(h_init), 0, cell.output_size)
                 c_prev = ctx.input(c_init)
             else:
-                h_prev = (y, *rows(order[n - 1], cell.output_size, col, total))
+                h_prev = (y, *rows(order[n - 1], col, total))
                 c_prev = c_rows[(n - 1) % 2]
-            last = n == steps - 1
+            last = n == p.steps - 1
             emit_lstm_step(ctx, cell, lambda slot: ctx.input(slots[slot]),
-                           x=(x_in, *rows(t, cell.input_size, 0, cell.input_size)), h_prev=h_prev, c_prev=c_prev,
+                           x=(x_in, *rows(t, 0, cell.input_size)), h_prev=h_prev, c_prev=c_prev,
                            c_out=c_final if last and c_final is not None else c_rows[n % 2], h_out=h_final,
-                           out=(y, *rows(t, cell.output_size, col, total)),
-                           aux=(ctx.input(39), *rows(t, aux_size, 0, aux_size), aux_size, aux_weights)
+                           out=(y, *rows(t, col, total)),
+                           aux=(ctx.input(39), *rows(t, 0, aux_size), aux_size, aux_weights)
                            if p.linking == "cross" else None)
 
 
@@ -848,8 +865,48 @@ def reference_sequence_rnn(params: SequenceParams, inputs: list[TensorInfo],
     return _outputs(outputs, results)
 
 
+def _sequence_rnn_supports(ctx: LoweringContext) -> bool:
+    """Float32, known shapes, constant scalars, at most MAX_LOWERED_STEPS steps; cross-linking with
+    both directions' auxiliary weights."""
+    p = ctx.params
+    scalars = [5, 6] if len(p.cells) == 1 else [12, 13, 14]
+    tensors = [t for t in [*ctx.inputs, *ctx.outputs] if t.shape != () and not t.omitted]
+    return (params_ok(ctx) and scalars_constant(ctx, scalars) and all(t.type == F32 for t in tensors)
+            and known(*tensors) and 0 < p.steps <= MAX_LOWERED_STEPS and p.cells[0].batch > 0
+            and (p.linking != "cross" or not (ctx.inputs[10].omitted or ctx.inputs[11].omitted)))
+
+
+def lower_sequence_rnn(ctx: LoweringContext) -> None:
+    """Each direction's steps in time order, one RNN step launch per time slice; h_prev is read back
+    from the previous step's output rows."""
+    p = ctx.params
+    width = sum(c.num_units for c in p.cells) if p.merge else None
+    aux_size = ctx.inputs[9].shape[2] if len(p.cells) == 2 and p.linking != "none" else 0
+    for direction, cell in enumerate(p.cells):
+        if len(p.cells) == 2:
+            first = 1 if direction == 0 else 5
+            x_in = ctx.input(9) if direction == 1 and p.linking == "parallel" else ctx.input(0)
+            y = ctx.output(0) if p.merge or direction == 0 else ctx.output(1)
+            col = p.cells[0].num_units if p.merge and direction == 1 else 0
+            total = width if p.merge else cell.num_units
+            state = (1 if p.merge else 2) + direction
+            aux_weights = ctx.input(10 + direction)
+        else:
+            first, x_in, y, col, total, state, aux_weights = 1, ctx.input(0), ctx.output(0), 0, cell.num_units, 1, None
+        h_final = ctx.output(state) if p.states else ctx.scratch("float32", cell.batch * cell.num_units)
+        order = list(reversed(range(p.steps))) if direction == 1 else list(range(p.steps))
+        for n, t in enumerate(order):
+            h_prev = ((ctx.input(first + 3), 0, cell.num_units) if n == 0
+                      else (y, *time_rows(p, order[n - 1], col, total)))
+            emit_rnn_step(ctx, cell, [ctx.input(first + k) for k in range(3)],
+                          x=(x_in, *time_rows(p, t, 0, cell.input_size)), h_prev=h_prev, h_out=h_final,
+                          out=(y, *time_rows(p, t, col, total)),
+                          aux=(ctx.input(9), *time_rows(p, t, 0, aux_size), aux_size, aux_weights)
+                          if p.linking == "cross" else None)
+
+
 @operation(OperationType.UNIDIRECTIONAL_SEQUENCE_RNN, signature=SEQUENCE_RNN_SIGNATURE,
-           reference=reference_sequence_rnn)
+           reference=reference_sequence_rnn, lower=lower_sequence_rnn, supports=_sequence_rnn_supports)
 def unidirectional_sequence_rnn(inputs: list[TensorInfo], outputs: list[TensorInfo]) -> SequenceParams:
     name = "UNIDIRECTIONAL_SEQUENCE_RNN"
     flag = inputs[6].scalar()
@@ -873,7 +930,7 @@ BIDIRECTIONAL_RNN_SIGNATURE = OpSignature(
 
 
 @operation(OperationType.BIDIRECTIONAL_SEQUENCE_RNN, signature=BIDIRECTIONAL_RNN_SIGNATURE,
-           reference=reference_sequence_rnn)
+           reference=reference_sequence_rnn, lower=lower_sequence_rnn, supports=_sequence_rnn_supports)
 def bidirectional_sequence_rnn(inputs: list[TensorInfo], outputs: list[TensorInfo]) -> SequenceParams:
     name = "BIDIRECTIONAL_SEQUENCE_RNN"
     time_major, merge = bool(inputs[13].scalar()), bool(inputs[14].scalar())
