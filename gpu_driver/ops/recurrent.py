@@ -15,13 +15,14 @@ The ``activation`` input of these ops is the TFLite activation enum (operands.md
 0 none, 1 relu, 3 relu6, 4 tanh, 6 sigmoid are accepted.
 
 The reference computes float16 in float32 and rounds the results to nearest even; it fails
-(GENERAL_FAILURE) on a zero-sized input (operations.md §0.6).  The lowerings run float32 with
-known shapes and constant scalar arguments: recurrent_rnn.cl and recurrent_svdf.cl in 2 stages, recurrent_lstm.cl in 2–3 stages;
+(GENERAL_FAILURE) on a zero-sized input (operations.md §0.6).  The lowerings run with known shapes
+and constant scalar arguments: recurrent_rnn.cl in 1 stage, recurrent_svdf.cl in 2, recurrent_lstm.cl in 2–3;
 weights may be constants or model inputs (read in their HAL layout).  The full LSTM option set is
 lowered: CIFG, peephole, projection (with/without bias), cell/projection clipping, layer
 normalisation.  LSTM output 0 (scratch buffer, content unspecified) is not written.  The sequence
-forms run on the reference device and, in float32 up to MAX_LOWERED_STEPS steps, on accelerators: one
-LSTM or RNN step's launches per time step, addressing its time slice.
+forms run on the reference device and, up to MAX_LOWERED_STEPS steps, on accelerators: one LSTM or RNN
+step's launches per time step, addressing its time slice.  The RNN kernel also stores float16 (computing
+in float); the LSTM and SVDF kernels run float32.
 """
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..compiler.lowering_helpers import known, params_ok, scalars_constant
+from ..compiler.lowering_helpers import ctype, float_io, known, params_ok, scalars_constant
 from ..errors import failure
 from ..hal.types import OPERAND_TYPE_INFO, OperandType, OperationType
 from .definition import OpParams, ShapeUnknown, TensorInfo, presence, require
@@ -329,17 +330,17 @@ def reference_svdf(params: SVDFParams, inputs: list[TensorInfo], outputs: list[T
 
 # ---- lowerings --------------------------------------------------------------------------------------
 
-def _lowerable(ctx: LoweringContext, scalar_inputs: list[int]) -> bool:
-    """Decoded, scalars constant, every present tensor F32 with a known shape, a lowered activation
-    and a non-empty batch."""
+def _lowerable(ctx: LoweringContext, scalar_inputs: list[int], types=(F32,)) -> bool:
+    """Decoded, scalars constant, every present tensor of one of ``types`` (all the same) with a known
+    shape, a lowered activation and a non-empty batch."""
     tensors = [t for t in [*ctx.inputs, *ctx.outputs] if t.shape != () and not t.omitted]
-    return (params_ok(ctx) and scalars_constant(ctx, scalar_inputs)
-            and all(t.type == F32 for t in tensors) and known(*tensors)
+    return (params_ok(ctx) and scalars_constant(ctx, scalar_inputs) and tensors[0].type in types
+            and all(t.type == tensors[0].type for t in tensors) and known(*tensors)
             and ctx.params.activation in RECURRENT_ACTIVATIONS and ctx.params.batch > 0)
 
 
 def _rnn_supports(ctx: LoweringContext) -> bool:
-    return _lowerable(ctx, [5])
+    return _lowerable(ctx, [5], FLOAT_TYPES)
 
 
 def lower_rnn(ctx: LoweringContext) -> None:
@@ -353,7 +354,9 @@ def emit_rnn_step(ctx: LoweringContext, p: RNNParams, weights: list, x: tuple, h
     """The launch of one RNN step: ``weights`` = (W, R, bias); ``x``, ``h_prev`` and ``out`` are
     (tensor, offset, batch stride) rows of a time slice; ``aux`` = (tensor, offset, batch stride, width,
     W_aux) adds the auxiliary input's term."""
-    d = {"B": p.batch, "I": p.input_size, "U": p.num_units, "ACT": p.activation, "X_OFF": x[1], "X_BSTRIDE": x[2],
+    t = ctx.inputs[0]
+    d = {"T": ctype(t), **float_io(t), "B": p.batch, "I": p.input_size, "U": p.num_units, "ACT": p.activation,
+         "X_OFF": x[1], "X_BSTRIDE": x[2],
          "H_OFF": h_prev[1], "H_BSTRIDE": h_prev[2], "OUT_OFF": out[1], "OUT_BSTRIDE": out[2],
          "AUX": int(aux is not None), "A_OFF": aux[1] if aux else 0, "A_BSTRIDE": aux[2] if aux else 0,
          "A": aux[3] if aux else 0}
@@ -866,12 +869,13 @@ def reference_sequence_rnn(params: SequenceParams, inputs: list[TensorInfo],
 
 
 def _sequence_rnn_supports(ctx: LoweringContext) -> bool:
-    """Float32, known shapes, constant scalars, at most MAX_LOWERED_STEPS steps; cross-linking with
-    both directions' auxiliary weights."""
+    """Float32 or float16 (computed in float), known shapes, constant scalars, at most
+    MAX_LOWERED_STEPS steps; cross-linking with both directions' auxiliary weights."""
     p = ctx.params
     scalars = [5, 6] if len(p.cells) == 1 else [12, 13, 14]
     tensors = [t for t in [*ctx.inputs, *ctx.outputs] if t.shape != () and not t.omitted]
-    return (params_ok(ctx) and scalars_constant(ctx, scalars) and all(t.type == F32 for t in tensors)
+    return (params_ok(ctx) and scalars_constant(ctx, scalars) and tensors[0].type in FLOAT_TYPES
+            and all(t.type == tensors[0].type for t in tensors)
             and known(*tensors) and 0 < p.steps <= MAX_LOWERED_STEPS and p.cells[0].batch > 0
             and (p.linking != "cross" or not (ctx.inputs[10].omitted or ctx.inputs[11].omitted)))
 
@@ -893,7 +897,7 @@ def lower_sequence_rnn(ctx: LoweringContext) -> None:
             aux_weights = ctx.input(10 + direction)
         else:
             first, x_in, y, col, total, state, aux_weights = 1, ctx.input(0), ctx.output(0), 0, cell.num_units, 1, None
-        h_final = ctx.output(state) if p.states else ctx.scratch("float32", cell.batch * cell.num_units)
+        h_final = ctx.output(state) if p.states else ctx.scratch(ctx.inputs[0].dtype, cell.batch * cell.num_units)
         order = list(reversed(range(p.steps))) if direction == 1 else list(range(p.steps))
         for n, t in enumerate(order):
             h_prev = ((ctx.input(first + 3), 0, cell.num_units) if n == 0
