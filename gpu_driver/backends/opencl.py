@@ -8,6 +8,7 @@ pyopencl is imported lazily: without it :func:`discover` finds no device.
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import threading
 import time
@@ -19,6 +20,8 @@ from ..errors import failure
 from ..hal.types import DeviceType
 from ..sizes import round_up
 from .base import Allocator, BackendDevice, Compiler, DeviceBuffer, Launcher, LaunchTuning, Program
+
+log = logging.getLogger(__name__)
 
 RANK_GPU = 200
 RANK_ACCELERATOR = 150
@@ -292,4 +295,20 @@ def discover() -> list[OpenCLBackend]:
         return 0 if t & cl.device_type.GPU else (2 if t & cl.device_type.CPU else 1)
 
     devices.sort(key=order)
-    return [OpenCLBackend(d) for d in devices]
+    return [OpenCLBackend(d) for d in devices if _compiles(cl, d)]
+
+
+_PROBE_KERNEL = "__kernel void probe(__global float* a) { a[get_global_id(0)] = sqrt(a[0]); }"
+
+
+def _compiles(cl, device) -> bool:
+    """Whether the device's compiler builds a trivial kernel.  A device that cannot (PoCL built with an
+    LLVM too old for the host CPU answers every build with "unknown target CPU 'generic'") is left
+    out of discovery with a warning, instead of failing every preparation."""
+    try:
+        cl.Program(cl.Context([device]), _PROBE_KERNEL).build()
+        return True
+    except Exception as exc:  # any build or context failure: the device cannot run our kernels
+        log.warning("OpenCL device %r (%s) left out: it cannot compile a trivial kernel: %s",
+                    device.name.strip(), device.platform.version.strip(), str(exc).strip()[-300:])
+        return False

@@ -20,15 +20,16 @@ Reference: float (F32, F16 computed in fp32) and exact quantized arithmetic on (
 for CONV_2D and GROUPED_CONV_2D through a float64 matrix product, which is exact here (every
 partial sum is an integer far below 2^53).
 
-Lowering of CONV_2D / DEPTHWISE_CONV_2D (NHWC, float32 and quant8_asymm; NCHW layout and
-per-channel (PC8) filters are refused): filters and biases must be constants.  The lowering
-repacks them (conv: [COB][KH][KW][CI][CB], blocks of CB output channels, zero-padded, so a work
-item's weights are one unit-stride stream; depthwise: [KH][KW][CO]), folds the filter zero point
-into int32 weights, and bakes every size/stride/pad and the activation bounds in as literals.
-Lowering of GROUPED_CONV_2D / TRANSPOSE_CONV_2D (``conv_general.cl``): one work item per output
-element, every type, either layout, filter and bias read from their tensors as stored (constants or
-model inputs).  Quantized results are the reference's integer arithmetic exactly (int32
-accumulation, MBQM with the params' per-channel multipliers).
+Lowering of CONV_2D / DEPTHWISE_CONV_2D: the tiled kernels take NHWC with constant filter and
+bias, float32 or quant8 (asymm or signed, per-tensor or per-channel filter).  They repack the
+filter at preparation (conv: [COB][KH][KW][CI][CB], blocks of CB output channels, zero-padded, so a
+work item's weights are one unit-stride stream; depthwise: [KH][KW][CO]), fold the filter zero
+point into int32 weights, and bake every size/stride/pad and the activation bounds in as literals.
+Every other variant (NCHW, float16, filter or bias given as model inputs) and GROUPED_CONV_2D /
+TRANSPOSE_CONV_2D take ``conv_general.cl``: one work item per output element, either layout, filter
+and bias read from their tensors as stored, dilation in the gather index.  Quantized results are
+the reference's integer arithmetic exactly (int32 accumulation, MBQM with the params' per-channel
+multipliers).
 """
 from __future__ import annotations
 
@@ -361,20 +362,27 @@ def reference_depthwise_conv_2d(p: DepthwiseConv2DParams, inputs: list[TensorInf
 
 # ---- lowerings --------------------------------------------------------------------------------------
 
-def supports_conv(ctx: LoweringContext) -> bool:
-    """NHWC, shapes known, constant filter/bias/scalars; float32, or quant8_asymm with a per-tensor filter."""
-    if not params_ok(ctx) or not trailing_scalars_constant(ctx, 3):
-        return False
+def _supports_tiled(ctx: LoweringContext) -> bool:
+    """The tiled kernels (conv.cl, conv_depthwise.cl): NHWC, constant filter and bias; float32, or
+    quant8 (asymm or signed) with a per-tensor or per-channel filter."""
     p = ctx.params
     x, f, b = ctx.inputs[0], ctx.inputs[1], ctx.inputs[2]
     out = ctx.outputs[0]
-    if p.nchw or not known(x, out) or not (ctx.is_constant(1) and ctx.is_constant(2)):
+    if p.nchw or not (ctx.is_constant(1) and ctx.is_constant(2)):
         return False
     if x.type == F32:
         return f.type == F32 and b.type == F32 and out.type == F32
-    if x.type == Q8A:
-        return f.type == Q8A and b.type == I32 and out.type == Q8A and p.quant is not None
+    if x.type in (Q8A, Q8AS):
+        return f.type in (x.type, PC8) and b.type == I32 and out.type == x.type and p.quant is not None
     return False
+
+
+def supports_conv(ctx: LoweringContext) -> bool:
+    """CONV_2D / DEPTHWISE_CONV_2D: the tiled kernels where they apply, conv_general.cl otherwise
+    (every type and layout, filter and bias constants or model inputs)."""
+    if not params_ok(ctx) or not trailing_scalars_constant(ctx, 3) or not known(*ctx.inputs[:3], ctx.outputs[0]):
+        return False
+    return _supports_tiled(ctx) or ctx.inputs[0].type in (F32, F16, Q8A, Q8AS)
 
 
 def _quant_table(p: Conv2DParams, count: int, padded: int) -> np.ndarray:
@@ -389,7 +397,7 @@ def _quant_table(p: Conv2DParams, count: int, padded: int) -> np.ndarray:
 def _common_defines(ctx: LoweringContext, p: Conv2DParams) -> dict:
     """The kernel defines shared by conv.cl and conv_depthwise.cl."""
     x, out = ctx.inputs[0], ctx.outputs[0]
-    quant = x.type == Q8A
+    quant = p.quant is not None
     d = {"T": ctype(x), "ACC_T": "int" if quant else "float", "QUANT": int(quant),
          "H": p.in_h, "W": p.in_w, "CI": p.in_c, "OH": p.out_h, "OW": p.out_w, "CO": p.out_c,
          "KH": p.kernel_h, "KW": p.kernel_w, "SH": p.stride_h, "SW": p.stride_w, "DH": p.dilation_h,
@@ -402,14 +410,14 @@ def _common_defines(ctx: LoweringContext, p: Conv2DParams) -> dict:
 def _weights(ctx: LoweringContext, p: Conv2DParams) -> np.ndarray:
     """The filter as the kernels read it: int32 minus the zero point (quant8) or float32."""
     f = ctx.inputs[1].array()
-    if ctx.inputs[0].type == Q8A:
+    if p.quant is not None:
         return f.astype(np.int32) - np.int32(p.quant.filter_zero_point)
     return f.astype(np.float32)
 
 
 def _bias(ctx: LoweringContext) -> np.ndarray:
     b = ctx.inputs[2].array()
-    return b.astype(np.int32) if ctx.inputs[0].type == Q8A else b.astype(np.float32)
+    return b.astype(np.int32) if ctx.params.quant is not None else b.astype(np.float32)
 
 
 def _pixel_tile(width: int, most: int) -> int:
@@ -425,11 +433,14 @@ def lower_conv_2d(ctx: LoweringContext) -> None:
     p = ctx.params
     if p.batch == 0:
         return
+    if not _supports_tiled(ctx):
+        lower_conv_general(ctx)
+        return
     co = p.out_c
     gemm = (p.kernel_h == p.kernel_w == 1 and p.stride_h == p.stride_w == 1 and
             p.pad_top == p.pad_left == p.pad_bottom == p.pad_right == 0)
     npix = p.batch * p.out_h * p.out_w
-    quant = ctx.inputs[0].type == Q8A
+    quant = p.quant is not None
     # register tile: PX pixels x CB channels (16 channels = one AVX-512 / two AVX vectors of weights);
     # int32 quant8 tiles stay at 4 x 8 (larger ones spill: measured slower)
     most = 8 if quant else 16
@@ -460,6 +471,9 @@ def lower_depthwise_conv_2d(ctx: LoweringContext) -> None:
     p = ctx.params
     if p.batch == 0:
         return
+    if not _supports_tiled(ctx):
+        lower_conv_general(ctx)
+        return
     w = _weights(ctx, p)[0]                             # [KH, KW, CO]
     px = _pixel_tile(p.out_w, 4)
     pblocks = ceil_div(p.out_w, px)
@@ -480,21 +494,33 @@ def supports_conv_general(ctx: LoweringContext) -> bool:
     return known(*ctx.inputs[:3], out) and x.type == out.type and x.type in (F32, F16, Q8A, Q8AS)
 
 
-def lower_conv_general(ctx: LoweringContext) -> None:
-    """One conv_general.cl launch over (output channel, output x, batch·output row)."""
-    p = ctx.params
+def lower_conv_general(ctx: LoweringContext, p: Conv2DParams | None = None) -> None:
+    """One conv_general.cl launch over (output channel, output x, batch·output row).  ``p``: the
+    convolution the node computes when its own params are not convolution params (FULLY_CONNECTED is
+    a 1×1 convolution over a 1×1 image)."""
+    p = p or ctx.params
     if p.batch == 0:
         return
     x, f, b = ctx.inputs[0], ctx.inputs[1], ctx.inputs[2]
     q = p.quant
-    groups = getattr(p, "groups", 1)
+    depthwise = isinstance(p, DepthwiseConv2DParams)
+    if depthwise:   # filter [1, KH, KW, CO]; output channel co reads input channel co / M
+        cig, cog, wso, wsk, wsc = 1, p.depth_multiplier, 1, p.out_c, 0
+    else:
+        groups = getattr(p, "groups", 1)
+        cig, cog = p.in_c // groups, p.out_c // groups
+        wso, wsk, wsc = p.kernel_h * p.kernel_w * cig, cig, 1
+    # GROUPED_CONV_2D and TRANSPOSE_CONV_2D clamp to the finite range even without an activation
+    finite = isinstance(p, (GroupedConv2DParams, TransposeConv2DParams))
+    lo, hi = (max(p.float_min, -FLT_MAX), min(p.float_max, FLT_MAX)) if finite else (p.float_min, p.float_max)
     d = {"T": ctype(x), "WT": ctype(f), "BT": ctype(b), "QUANT": int(q is not None),
          "TRANSPOSE": int(isinstance(p, TransposeConv2DParams)), "H": p.in_h, "W": p.in_w, "OH": p.out_h,
-         "OW": p.out_w, "CO": p.out_c, "ROWS": p.batch * p.out_h, "CIG": p.in_c // groups, "COG": p.out_c // groups,
-         "KH": p.kernel_h, "KW": p.kernel_w, "SH": p.stride_h, "SW": p.stride_w, "PT": p.pad_top, "PL": p.pad_left,
+         "OW": p.out_w, "CO": p.out_c, "ROWS": p.batch * p.out_h, "CIG": cig, "COG": cog,
+         "WSO": wso, "WSK": wsk, "WSC": wsc, "KH": p.kernel_h, "KW": p.kernel_w, "SH": p.stride_h,
+         "SW": p.stride_w, "DH": p.dilation_h, "DW": p.dilation_w, "PT": p.pad_top, "PL": p.pad_left,
          "ZX": q.input_zero_point if q else 0, "ZW": q.filter_zero_point if q else 0,
          "ZO": q.output_zero_point if q else 0, "ACT_MIN": p.act_min, "ACT_MAX": p.act_max,
-         "ACT_FMIN": fdef(max(p.float_min, -FLT_MAX)), "ACT_FMAX": fdef(min(p.float_max, FLT_MAX))}
+         "ACT_FMIN": fdef(lo), "ACT_FMAX": fdef(hi)}
     for prefix, c in (("X", p.in_c), ("O", p.out_c)):
         h, w = (p.in_h, p.in_w) if prefix == "X" else (p.out_h, p.out_w)
         d.update(zip((prefix + "N", prefix + "Y", prefix + "X", prefix + "C"),

@@ -1,9 +1,11 @@
 """FULLY_CONNECTED (HAL 1.0): out[B, U] = act(X[B, I]·Wᵀ + bias).
 
 Input 0 (rank 2–4) is viewed as [batch, input_size] rows.  Reference: float (F32, F16 computed in
-fp32) and exact quantized arithmetic (operands.md §8.5).  Lowering: float32 and quant8_asymm with
-constant weights and bias, repacked to [U/UB][I][UB] blocks of UB units (zero point folded in for
-quant8); quantized results equal the reference's integer arithmetic exactly.
+fp32) and exact quantized arithmetic (operands.md §8.5).  Lowering: float32 and quant8 (asymm or
+signed) with constant weights and bias take a register-tiled kernel, the weights repacked to
+[U/UB][I][UB] blocks of UB units (zero point folded in); every other case (float16, weights or bias
+given as model inputs) runs as a 1×1 convolution over a 1×1 image of ``batch`` rows through
+``conv_general.cl``.  Quantized results equal the reference's integer arithmetic exactly.
 """
 from __future__ import annotations
 
@@ -15,11 +17,12 @@ import numpy as np
 from ..compiler.lowering_helpers import act_defines, ceil_div, ctype, known, params_ok, scalars_constant
 from ..hal.types import OperandType, OperationType
 from ..sizes import element_count
+from .conv import Conv2DParams, lower_conv_general
 from .definition import TensorInfo, require
 from .fused_activation import (ActivationParams, Requantization, activation_fields, centred, finish_float,
                                requantization, requantization_feature_level, requantize)
 from .registry import operation
-from .signature import F32, I32, Q8A, STD_TYPES, OpContext, OpSignature, Variant, i32
+from .signature import F32, I32, Q8A, Q8AS, STD_TYPES, OpContext, OpSignature, Variant, i32
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only
     from ..compiler.lowering import LoweringContext
@@ -67,27 +70,38 @@ def reference_fully_connected(p: FullyConnectedParams, inputs: list[TensorInfo],
 
 # ---- lowering ---------------------------------------------------------------------------------------
 
-def supports_fully_connected(ctx: LoweringContext) -> bool:
-    """Shapes known, constant weights/bias/fuse code; float32, or quant8_asymm throughout."""
-    if not params_ok(ctx) or not scalars_constant(ctx, [3]):
-        return False
-    x, w, b = ctx.inputs[0], ctx.inputs[1], ctx.inputs[2]
-    out = ctx.outputs[0]
-    if not known(x, out) or not (ctx.is_constant(1) and ctx.is_constant(2)):
+def _supports_tiled(ctx: LoweringContext) -> bool:
+    """Constant weights and bias; float32, or quant8 (asymm or signed) throughout."""
+    x, w, b, out = ctx.inputs[0], ctx.inputs[1], ctx.inputs[2], ctx.outputs[0]
+    if not (ctx.is_constant(1) and ctx.is_constant(2)):
         return False
     if x.type == F32:
         return w.type == F32 and b.type == F32 and out.type == F32
-    if x.type == Q8A:
-        return w.type == Q8A and b.type == I32 and out.type == Q8A and ctx.params.quant is not None
-    return False
+    return x.type in (Q8A, Q8AS) and w.type == x.type and b.type == I32 and out.type == x.type \
+        and ctx.params.quant is not None
+
+
+def supports_fully_connected(ctx: LoweringContext) -> bool:
+    """Shapes known and a constant fuse code (every type; weights and bias constant or model inputs)."""
+    return params_ok(ctx) and scalars_constant(ctx, [3]) and known(ctx.inputs[0], ctx.outputs[0])
+
+
+def _as_conv(p: FullyConnectedParams) -> Conv2DParams:
+    """The same product as a 1×1 convolution over ``batch`` images of 1×1 pixel (filter [U, 1, 1, I])."""
+    return Conv2DParams(output_shapes=p.output_shapes, activation=p.activation, float_min=p.float_min,
+                        float_max=p.float_max, act_min=p.act_min, act_max=p.act_max, batch=p.batch, in_h=1,
+                        in_w=1, in_c=p.input_size, out_h=1, out_w=1, out_c=p.num_units, quant=p.quant)
 
 
 def lower_fully_connected(ctx: LoweringContext) -> None:
     p = ctx.params
     if p.batch == 0:
         return
+    if not _supports_tiled(ctx):
+        lower_conv_general(ctx, _as_conv(p))
+        return
     x, out = ctx.inputs[0], ctx.outputs[0]
-    quant = x.type == Q8A
+    quant = p.quant is not None
     w = ctx.inputs[1].array()                           # [U, I]
     if quant:
         wq = w.astype(np.int32) - np.int32(p.quant.filter_zero_point)

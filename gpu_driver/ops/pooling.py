@@ -5,8 +5,8 @@ fuse, [layout].  Implicit: input, padding code, stride_w, stride_h, filter_w, fi
 Dilation is always 1; quantized outputs must have the input's scale / zero point; L2_POOL_2D is
 float only.  Only the in-bounds cells of a window take part (see :class:`Pool2DParams`).
 
-Lowering: NHWC, float32 and quant8_asymm (L2: float32); quantized results equal the reference
-exactly (integer sums, rounding half away from zero).
+Lowering: either layout, every type (float16 stored as half, computed in float); quantized results
+equal the reference exactly (integer sums, rounding half away from zero).
 """
 from __future__ import annotations
 
@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..compiler.lowering_helpers import act_defines, ctype, known, params_ok, trailing_scalars_constant
+from ..compiler.lowering_helpers import act_defines, ctype, float_io, known, params_ok, trailing_scalars_constant
 from ..hal.types import FLT_MAX, OperationType
 from .definition import TensorInfo, require, same_quant_as_input
 from .fused_activation import activation_fields, finish_float, std_max
-from .layout import from_nhwc, nhwc_dims, to_nhwc
+from .layout import from_nhwc, image_strides, nhwc_dims, to_nhwc
 from .registry import operation
 from .signature import F32, FLOAT_TYPES, LAYOUT, Q8A, RANK4, STD_TYPES, OpSignature, Variant, i32
 from .window import Window2DParams, decode_window_args, pad_spatial, resolve_window, window_fields, window_taps
@@ -151,15 +151,11 @@ _KIND_CODES = {"average": 0, "max": 1, "l2": 2}  # KIND in pooling.cl
 
 
 def supports_pool(ctx: LoweringContext) -> bool:
-    """NHWC, shapes known, constant scalars, output type = input type; float32 or quant8_asymm (L2: float32)."""
+    """Shapes known, constant scalars, output type = input type."""
     if not params_ok(ctx) or not trailing_scalars_constant(ctx, 1):
         return False
     x, out = ctx.inputs[0], ctx.outputs[0]
-    if ctx.params.nchw or not known(x, out) or x.type != out.type:
-        return False
-    if ctx.node.type == OperationType.L2_POOL_2D:
-        return x.type == F32
-    return x.type in (F32, Q8A)
+    return known(x, out) and x.type == out.type
 
 
 def lower_pool(ctx: LoweringContext) -> None:
@@ -167,9 +163,12 @@ def lower_pool(ctx: LoweringContext) -> None:
     if p.batch == 0:
         return
     x, out = ctx.inputs[0], ctx.outputs[0]
-    d = {"T": ctype(x), "QUANT": int(x.type == Q8A), "KIND": _KIND_CODES[p.kind], "H": p.in_h, "W": p.in_w,
+    d = {"T": ctype(x), "QUANT": int(x.is_quantized), "KIND": _KIND_CODES[p.kind], "H": p.in_h, "W": p.in_w,
          "C": p.in_c, "OH": p.out_h, "OW": p.out_w, "KH": p.kernel_h, "KW": p.kernel_w, "SH": p.stride_h,
          "SW": p.stride_w, "PT": p.pad_top, "PL": p.pad_left, "ROWS": p.batch * p.out_h}
+    d.update(zip(("XN", "XY", "XX", "XC"), image_strides(p.batch, p.in_h, p.in_w, p.in_c, p.nchw)))
+    d.update(zip(("ON", "OY", "OX", "OC"), image_strides(p.batch, p.out_h, p.out_w, p.in_c, p.nchw)))
+    d.update(float_io(x))
     d.update(act_defines(p, out))
     ctx.emit("pooling.cl", d, [ctx.input(0)], [ctx.output(0)], (p.in_c, p.out_w, p.batch * p.out_h))
 

@@ -1,12 +1,16 @@
-/* GROUPED_CONV_2D (TRANSPOSE 0) and TRANSPOSE_CONV_2D (TRANSPOSE 1): one work item per output element,
- * (GLOBAL_ID 0, 1, 2) = (output channel co, output x, n*OH + oy); every type, either layout.
+/* Every convolution on every type and layout, one work item per output element:
+ * (GLOBAL_ID 0, 1, 2) = (output channel co, output x, n*OH + oy).  CONV_2D, DEPTHWISE_CONV_2D and
+ * GROUPED_CONV_2D use the gather form (TRANSPOSE 0), TRANSPOSE_CONV_2D the scatter form (TRANSPOSE 1).
  * Element (n, y, x, c) of the input is in[n*XN + y*XY + x*XX + c*XC], of the output
  * out[n*ON + y*OY + x*OX + c*OC] (the strides encode NHWC or NCHW).
- * w: the filter as stored, [CO][KH][KW][CIG] (type WT); bias: [CO] (type BT).
- * Group of co = co / COG; it reads input channels [group*CIG, (group+1)*CIG) (TRANSPOSE: one group).
- * Tap (ky, kx) reads input row iy = oy*SH - PT + ky (gather form), or, with TRANSPOSE, the row iy
+ * w: the filter as stored (type WT); weight (co, ky, kx, c) is w[co*WSO + (ky*KW + kx)*WSK + c*WSC]
+ * ([CO][KH][KW][CIG]: WSO = KH*KW*CIG, WSK = CIG, WSC = 1; depthwise [1][KH][KW][CO]: WSO = 1,
+ * WSK = CO, CIG = 1).  bias: [CO] (type BT).
+ * Output channel co reads input channels [(co / COG)*CIG, (co / COG + 1)*CIG) (depthwise: COG = the
+ * depth multiplier, CIG = 1; TRANSPOSE: one group).
+ * Tap (ky, kx) reads input row iy = oy*SH - PT + ky*DH (gather form), or, with TRANSPOSE, the row iy
  * with iy*SH - PT + ky = oy (the scatter form read backwards; no such row = no contribution);
- * columns likewise with SW, PL.  Out-of-range rows/columns contribute nothing.
+ * columns likewise with SW, PL, DW.  Out-of-range rows/columns contribute nothing.
  * Float (QUANT 0): LOAD/STORE, W_LOAD, B_LOAD read the input/output, filter and bias as float
  * (half or plain storage); fp32 accumulation, + bias, clamp to [ACT_FMIN, ACT_FMAX] as
  * std::max(std::min(v, hi), lo) (NaN stays NaN).
@@ -25,7 +29,7 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const ${T}* RESTRICT in, GLOBAL const ${WT}* R
     const int n = row / ${OH};
     const int oy = row % ${OH};
     GLOBAL const ${T}* xn = in + n * ${XN} + (co / ${COG}) * ${CIG} * ${XC};
-    GLOBAL const ${WT}* wo = w + co * (${KH} * ${KW} * ${CIG});
+    GLOBAL const ${WT}* wo = w + co * ${WSO};
 #if ${QUANT}
     int acc = 0;
 #else
@@ -37,7 +41,7 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const ${T}* RESTRICT in, GLOBAL const ${WT}* R
         const int iy = ty / ${SH};
         if (ty < 0 || iy * ${SH} != ty || iy >= ${H}) continue;
 #else
-        const int iy = oy * ${SH} - ${PT} + ky;
+        const int iy = oy * ${SH} - ${PT} + ky * ${DH};
         if (iy < 0 || iy >= ${H}) continue;
 #endif
         for (int kx = 0; kx < ${KW}; ++kx) {
@@ -46,16 +50,16 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const ${T}* RESTRICT in, GLOBAL const ${WT}* R
             const int ix = tx / ${SW};
             if (tx < 0 || ix * ${SW} != tx || ix >= ${W}) continue;
 #else
-            const int ix = ox * ${SW} - ${PL} + kx;
+            const int ix = ox * ${SW} - ${PL} + kx * ${DW};
             if (ix < 0 || ix >= ${W}) continue;
 #endif
             GLOBAL const ${T}* xp = xn + iy * ${XY} + ix * ${XX};
-            GLOBAL const ${WT}* wp = wo + (ky * ${KW} + kx) * ${CIG};
+            GLOBAL const ${WT}* wp = wo + (ky * ${KW} + kx) * ${WSK};
             for (int c = 0; c < ${CIG}; ++c) {
 #if ${QUANT}
-                acc += ((int)xp[c * ${XC}] - ${ZX}) * ((int)wp[c] - ${ZW});
+                acc += ((int)xp[c * ${XC}] - ${ZX}) * ((int)wp[c * ${WSC}] - ${ZW});
 #else
-                acc += ${LOAD}(xp, c * ${XC}) * ${W_LOAD}(wp, c);
+                acc += ${LOAD}(xp, c * ${XC}) * ${W_LOAD}(wp, c * ${WSC});
 #endif
             }
         }

@@ -1,8 +1,8 @@
 """CONV_2D, DEPTHWISE_CONV_2D, GROUPED_CONV_2D and TRANSPOSE_CONV_2D on each accelerator device vs the
 reference: odd sizes, batch > 1, strides, dilation, explicit and implicit (SAME/VALID) padding, every
-fused activation, zero points.  Quantized results: exact.  CONV_2D / DEPTHWISE_CONV_2D refuse the
-NCHW layout; GROUPED_CONV_2D and TRANSPOSE_CONV_2D run every type (per-channel filters included),
-both layouts, and filters and biases given as model inputs."""
+fused activation, zero points.  Quantized results: exact.  Every convolution runs every type
+(float16, quant8 asymm and signed, per-channel filters), both layouts, and filters and biases given
+as model inputs."""
 import numpy as np
 import pytest
 
@@ -65,12 +65,19 @@ def test_depthwise(accelerator, quant, case):
               *pad, *strides, i32(mult), *tail], [out], rng, what=str(case))
 
 
-def test_nchw_refused(accelerator):
-    x = In(F32, (1, 3, 5, 5))
-    args = [x, Const(F32, np.ones((2, 3, 3, 3))), Const(F32, np.zeros(2)), i32(1), i32(1), i32(1), i32(0),
-            Scalar(OT.BOOL, True)]
-    model, _ = single_op(OP.CONV_2D, args, [Out(F32)])
-    assert accelerator.get_supported_operations(model) == [False]
+def test_nchw_dilated_hand_worked(accelerator):
+    # 3x3 image 1..9 (NCHW), 2x2 filter of ones dilated by 2 taps the four corners: 1 + 3 + 7 + 9 = 20,
+    # + bias 0.5; depthwise with multiplier 2 (filter 1 and 2 everywhere) gives 20.5 and 40.5
+    x = np.arange(1, 10, dtype=np.float32).reshape(1, 1, 3, 3)
+    layout = [i32(0), Scalar(OT.BOOL, True), i32(2), i32(2)]
+    conv = [In(F32, x.shape), Const(F32, np.ones((1, 2, 2, 1))), Const(F32, [0.5]), *[i32(0)] * 4, i32(1), i32(1),
+            *layout]
+    act, _ = check_op(accelerator, OP.CONV_2D, conv, [Out(F32)], data=[x])
+    np.testing.assert_array_equal(act[0], np.full((1, 1, 1, 1), 20.5, np.float32))
+    dw = [In(F32, x.shape), Const(F32, np.tile([1.0, 2.0], 4).reshape(1, 2, 2, 2)), Const(F32, [0.5, 0.5]),
+          *[i32(0)] * 4, i32(1), i32(1), i32(2), *layout]
+    act, _ = check_op(accelerator, OP.DEPTHWISE_CONV_2D, dw, [Out(F32)], data=[x])
+    np.testing.assert_array_equal(act[0], np.array([20.5, 40.5], np.float32).reshape(1, 2, 1, 1))
 
 
 # ---- GROUPED_CONV_2D and TRANSPOSE_CONV_2D: every type ------------------------------------------------
@@ -81,9 +88,10 @@ KINDS = ["float32", "float16", "quant8", "quant8_signed", "perchannel", "perchan
 QUANT = {Q8A: ((0.5, 127), (0.03, 120), (0.7, 100)), Q8AS: ((0.5, -1), (0.03, 5), (0.7, -20))}
 
 
-def _general_model(op, kind, x_shape, w_shape, scalars, rng, weights_as_inputs=False):
+def _general_model(op, kind, x_shape, w_shape, scalars, rng, weights_as_inputs=False, channel_dim=0):
     """A one-op model (input, filter, bias, ``scalars``) and its random feeds.  ``scalars``: ints (INT32),
-    bools (BOOL) or a list (a TENSOR_INT32 constant: TRANSPOSE_CONV_2D's output shape)."""
+    bools (BOOL) or a list (a TENSOR_INT32 constant: TRANSPOSE_CONV_2D's output shape).  The filter's
+    output channels are its dimension ``channel_dim`` (3 for DEPTHWISE_CONV_2D)."""
     m = gpu_driver.ModelBuilder()
     feeds = []
 
@@ -93,7 +101,7 @@ def _general_model(op, kind, x_shape, w_shape, scalars, rng, weights_as_inputs=F
             return m.add_input(type, value.shape, scale, zp, cq)
         return m.add_constant(type, value.shape, value, scale, zp, cq)
 
-    co = w_shape[0]
+    co = w_shape[channel_dim]
     if kind.startswith("float"):
         t = F16 if kind == "float16" else F32
         dtype = np.float16 if t == F16 else np.float32
@@ -108,7 +116,7 @@ def _general_model(op, kind, x_shape, w_shape, scalars, rng, weights_as_inputs=F
         x = tensor(t, rng.integers(lo, lo + 256, x_shape).astype(dtype), s_in, z_in)
         if kind.startswith("perchannel"):
             scales = [float(v) for v in rng.uniform(0.01, 0.05, co)]
-            w = tensor(PC8, rng.integers(-127, 128, w_shape).astype(np.int8), cq=SymmPerChannelQuantParams(scales, 0),
+            w = tensor(PC8, rng.integers(-127, 128, w_shape).astype(np.int8), cq=SymmPerChannelQuantParams(scales, channel_dim),
                        as_input=weights_as_inputs)
             b_scale = 0.0
         else:
@@ -127,8 +135,9 @@ def _general_model(op, kind, x_shape, w_shape, scalars, rng, weights_as_inputs=F
     return m.finish(), feeds
 
 
-def _check_general(accelerator, op, kind, x_shape, w_shape, scalars, rng, weights_as_inputs=False, what=""):
-    model, feeds = _general_model(op, kind, x_shape, w_shape, scalars, rng, weights_as_inputs)
+def _check_general(accelerator, op, kind, x_shape, w_shape, scalars, rng, weights_as_inputs=False, what="",
+                   channel_dim=0):
+    model, feeds = _general_model(op, kind, x_shape, w_shape, scalars, rng, weights_as_inputs, channel_dim)
     assert all(accelerator.get_supported_operations(model)), f"{op.name} {kind} {what}: not supported"
     tol = dict(atol=1e-2, rtol=1e-2) if kind == "float16" else dict(atol=1e-4)
     compare(accelerator, model, feeds, what=f"{op.name} {kind} {what}", **tol)
@@ -158,6 +167,32 @@ def test_grouped_conv2d(accelerator, kind, case):
     pad = list(padding) if isinstance(padding, tuple) else [padding]
     _check_general(accelerator, OP.GROUPED_CONV_2D, kind, _image(n, h, w, ci, nchw), (co, kh, kw, ci // g),
                    [*pad, sw, sh, g, act, nchw], np.random.default_rng(21), what=str(case))
+
+
+CONV_KIND_CASES = [
+    # (n, h, w, ci, co (depthwise: multiplier), kh, kw, stride (w, h), padding: 4-tuple or code, act, nchw,
+    #  dilation (w, h), filter and bias as model inputs)
+    (1, 6, 7, 3, 4, 3, 3, (1, 1), (1, 1, 1, 1), 0, True, (1, 1), False),
+    (2, 7, 5, 2, 2, 2, 3, (2, 1), 1, 1, False, (2, 1), True),
+    (1, 9, 8, 4, 3, 3, 2, (1, 2), 2, 3, True, (2, 3), True),
+]
+
+
+@pytest.mark.parametrize("case,kind", _breadth(CONV_KIND_CASES))
+def test_conv2d_every_kind(accelerator, kind, case):
+    n, h, w, ci, co, kh, kw, (sw, sh), padding, act, nchw, (dw, dh), as_inputs = case
+    pad = list(padding) if isinstance(padding, tuple) else [padding]
+    _check_general(accelerator, OP.CONV_2D, kind, _image(n, h, w, ci, nchw), (co, kh, kw, ci),
+                   [*pad, sw, sh, act, nchw, dw, dh], np.random.default_rng(24), as_inputs, what=str(case))
+
+
+@pytest.mark.parametrize("case,kind", _breadth(CONV_KIND_CASES))
+def test_depthwise_every_kind(accelerator, kind, case):
+    n, h, w, ci, mult, kh, kw, (sw, sh), padding, act, nchw, (dw, dh), as_inputs = case
+    pad = list(padding) if isinstance(padding, tuple) else [padding]
+    _check_general(accelerator, OP.DEPTHWISE_CONV_2D, kind, _image(n, h, w, ci, nchw), (1, kh, kw, ci * mult),
+                   [*pad, sw, sh, mult, act, nchw, dw, dh], np.random.default_rng(25), as_inputs, what=str(case),
+                   channel_dim=3)
 
 
 TRANSPOSE_CASES = [
