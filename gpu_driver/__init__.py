@@ -16,10 +16,13 @@ from .hal import ErrorStatus, Model, OperandType, OperationType
 from .memory import HardwareBuffer, Memory, MmapFd, SharedMemory
 from .runtime.device import Device
 from .runtime.discovery import get_device, get_devices, register_device_provider
+from .runtime.burst import Burst
 from .runtime.prepared_model import PreparedModel
+from .runtime.reusable_execution import ReusableExecution
+from .runtime.sync_fence import FencedExecutionCallback, FenceState, SyncFence
 from .validation import RequestShapes, validate_model, validate_request
 
 __all__ = ["__version__", "ModelBuilder", "Device", "PreparedModel", "DriverError", "ErrorStatus", "Model",
            "OperandType", "OperationType", "Memory", "SharedMemory", "MmapFd", "HardwareBuffer", "CompilationCache",
            "get_device", "get_devices", "register_device_provider", "validate_model", "validate_request",
-           "RequestShapes"]
+           "RequestShapes", "SyncFence", "FenceState", "FencedExecutionCallback", "Burst", "ReusableExecution"]

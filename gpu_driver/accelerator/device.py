@@ -18,6 +18,7 @@ from ..hal.types import Capabilities, DeviceType, ExecutionPreference, Priority
 from ..runtime.device import Device
 from ..runtime.prepared_model import PreparedModel
 from ..version import __version__
+from .completion_watcher import CompletionWatcher
 from .prepared_model import AcceleratorPreparedModel
 
 
@@ -32,6 +33,8 @@ class AcceleratorDevice(Device):
         self.rank = rank
         self.backend = backend
         self._capabilities: Capabilities | None = None
+        #: finishes fenced executions as the device completes them
+        self.completions = CompletionWatcher(backend.launcher, name)
 
     # ---- queries ---------------------------------------------------------------------------------
     def get_type(self) -> DeviceType:

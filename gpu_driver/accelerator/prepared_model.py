@@ -29,7 +29,9 @@ from ..hal.model import Model
 from ..hal.types import ExecutionPreference, OutputShape
 from ..memory import HardwareBuffer
 from ..runtime.driver_buffer import DriverBuffer
-from ..runtime.prepared_model import ExecutionContext, PreparedModel
+from ..runtime.execution_limits import ExecutionContext, check_not_late
+from ..runtime.fenced_execution import FencedWork, when_signalled
+from ..runtime.prepared_model import PreparedModel
 from ..runtime.request_binding import BoundRequest
 from .executable import Executable, instantiate
 
@@ -160,25 +162,23 @@ class AcceleratorPreparedModel(PreparedModel):
                     del self._specs[k]
         return spec
 
-    def _execute(self, request: BoundRequest, ctx: ExecutionContext) -> tuple[list[OutputShape], int | None]:
+    def _specialization_for(self, request: BoundRequest) -> Specialization:
         values = None
         if self._value_positions:
             read = self.read_inputs(request, self._value_positions)
             values = {p: read[p] for p in self._value_positions if read[p] is not None}
-        spec = self._specialization(request.shapes.inputs, values)
+        return self._specialization(request.shapes.inputs, values)
+
+    def _execute(self, request: BoundRequest, ctx: ExecutionContext) -> tuple[list[OutputShape], int | None]:
+        spec = self._specialization_for(request)
         exe = spec.exe
         shapes = self.check_output_sizes(request, exe.output_shapes)  # before running
         # Copies and launches are only enqueued (in order); the host waits once at the end.  Each host
         # wait costs a wake-up of the device's workers (for PoCL on an idle VM ~50-100 µs), so one wait
         # instead of one per copy is most of the per-execution overhead of a small model.
         with spec.lock:
-            staged = []  # host arrays read by enqueued uploads: alive until the wait
-            for arg, (buffer, nbytes) in zip(request.inputs, exe.inputs):
-                if arg.has_no_value:
-                    continue
-                staged.append(self.bind_input(arg, request.pools[arg.location.pool_index], buffer, nbytes,
-                                              blocking=False))
-            marks = exe.enqueue(timed=ctx.measure)
+            staged = self._bind_inputs(request, exe)  # host arrays read by enqueued uploads: alive until the wait
+            marks = self._enqueue_launches(exe, ctx)
             word = exe.enqueue_status_read()
             if word is not None:
                 self.launcher.finish()
@@ -186,9 +186,84 @@ class AcceleratorPreparedModel(PreparedModel):
             for arg, (buffer, nbytes, shape) in zip(request.outputs, exe.outputs):
                 self.bind_output(arg, request.pools[arg.location.pool_index], buffer, nbytes, shape, blocking=False)
             self.launcher.finish(self.spin_ns)
-            device_ns = self.launcher.elapsed_ns(marks) if ctx.measure else None
+            device_ns = self._elapsed(marks) if ctx.measure else None
             del staged
         return shapes, device_ns
+
+    def _bind_inputs(self, request: BoundRequest, exe: Executable) -> list:
+        return [self.bind_input(arg, request.pools[arg.location.pool_index], buffer, nbytes, blocking=False)
+                for arg, (buffer, nbytes) in zip(request.inputs, exe.inputs) if not arg.has_no_value]
+
+    #: with a deadline, the launch list is enqueued in at most this many segments, the deadline checked
+    #: between them (each check waits for the device: a few µs to tens of µs)
+    DEADLINE_SEGMENTS = 8
+
+    def _enqueue_launches(self, exe: Executable, ctx: ExecutionContext) -> list:
+        """Enqueue the launch list; timing marks per enqueued segment.  With a deadline it goes in
+        segments, and an execution past its deadline stops between two of them with
+        MISSED_DEADLINE_TRANSIENT (no output delivered)."""
+        launches = exe.launches
+        if ctx.deadline_ns is None or len(launches) < 2:
+            return [exe.enqueue(timed=ctx.measure)]
+        step = -(-len(launches) // self.DEADLINE_SEGMENTS)
+        marks = []
+        for first in range(0, len(launches), step):
+            if first:
+                self.launcher.finish()
+                check_not_late(ctx.deadline_ns, f"after {first} of {len(launches)} kernel launches")
+            marks.append(self.launcher.enqueue(launches[first:first + step], ctx.measure))
+        return marks
+
+    def _elapsed(self, marks: list) -> int | None:
+        times = [self.launcher.elapsed_ns(m) for m in marks if m is not None]
+        return None if None in times or not times else sum(times)
+
+    def execute_fenced_work(self, work: FencedWork) -> None:
+        """Enqueue the fenced execution on the device queue and return; the completion watcher signals
+        its fence.  A waited-for fence from an earlier fenced execution on this device that is already
+        enqueued orders the work on the device (the queue is in order); any other fence (a client's,
+        another device's, one whose work is not enqueued yet) defers the enqueue until it signals,
+        without a waiting thread."""
+        host_fences = [f for f in work.fences if f.device_mark(self.backend) is None]
+        if not host_fences:
+            self._enqueue_fenced(work)
+            return
+        when_signalled(host_fences, lambda: self.device.scheduler.submit(lambda: self._enqueue_fenced(work),
+                                                                         self.priority))
+
+    def _enqueue_fenced(self, work: FencedWork) -> None:
+        if not work.begin():
+            return
+        try:
+            spec = self._specialization_for(work.bound)
+            exe = spec.exe
+            after: list = []  # host steps once the device is done
+            with spec.lock:
+                staged = self._bind_inputs(work.bound, exe)
+                marks = [exe.enqueue(timed=work.ctx.measure)]
+                word = exe.enqueue_status_read()
+                for arg, (buffer, nbytes, shape) in zip(work.bound.outputs, exe.outputs):
+                    self.bind_output(arg, work.bound.pools[arg.location.pool_index], buffer, nbytes, shape,
+                                     blocking=False, after=after)
+                marker = self.launcher.marker()
+        except DriverError as exc:
+            work.fail(exc)
+            return
+        except Exception as exc:  # device trouble
+            work.fail(failure(f"fenced execution failed: {type(exc).__name__}: {exc}"))
+            return
+        work.fence.set_device_mark(self.backend, marker)
+
+        def finish(error: Exception | None) -> None:
+            if error is not None:
+                raise failure(f"the device failed: {error}")
+            exe.check_status(word)
+            for step in after:
+                step()
+            del staged[:]
+            return self._elapsed(marks) if work.ctx.measure else None
+
+        self.device.completions.watch(marker, lambda error: work.run(lambda: finish(error)))
 
     # ---- pool binding ----------------------------------------------------------------------------------
     def bind_input(self, arg, pool, buffer, nbytes: int, blocking: bool = True):
@@ -220,15 +295,20 @@ class AcceleratorPreparedModel(PreparedModel):
         allocator.upload(buffer, data, blocking=blocking)
         return data
 
-    def bind_output(self, arg, pool, buffer, nbytes: int, shape, blocking: bool = True) -> None:
+    def bind_output(self, arg, pool, buffer, nbytes: int, shape, blocking: bool = True,
+                    after: list | None = None) -> None:
         """Deliver the model output of request argument ``arg`` (of shape ``shape``) from ``buffer`` into
         its resolved request ``pool``; device-resident pools as in :meth:`bind_input`.
 
         With ``blocking=False`` a download straight into a host pool may only be enqueued (complete
-        after the launcher's ``finish``)."""
+        after the launcher's ``finish``).  With an ``after`` list nothing waits for the device: what
+        must happen on the host once it is done is appended to ``after`` instead."""
         allocator = self.allocator
         if isinstance(pool, DriverBuffer):
             allocator.copy(buffer, pool.device_output(shape), nbytes)
+            if after is not None:
+                after.append(lambda: pool.commit_output(shape))
+                return
             self.launcher.finish()
             pool.commit_output(shape)
             return
@@ -238,12 +318,17 @@ class AcceleratorPreparedModel(PreparedModel):
         resident = self._resident_view(pool, off, nbytes)
         if resident is not None:
             allocator.copy(buffer, resident, nbytes)
-            self.launcher.finish()
+            if after is None:
+                self.launcher.finish()
             return
         view = None if isinstance(pool, HardwareBuffer) else pool.view()
         if view is not None and not view.readonly:
             allocator.download(buffer, np.frombuffer(view, dtype=np.uint8, count=nbytes, offset=off),
-                               blocking=blocking)
+                               blocking=blocking and after is None)
+        elif after is not None:  # through a host copy, written once the device is done
+            out = np.empty(nbytes, dtype=np.uint8)
+            allocator.download(buffer, out, blocking=False)
+            after.append(lambda: pool.write(off, out))
         else:  # a HardwareBuffer elsewhere or a read-only mapping: through a host copy
             out = np.empty(nbytes, dtype=np.uint8)
             allocator.download(buffer, out)

@@ -203,6 +203,15 @@ class Launcher(abc.ABC):
         host thread must be woken when the device finishes (tens of µs on an idle machine); polling
         avoids that for short work, at the price of one busy core for at most ``spin_ns``."""
 
+    @abc.abstractmethod
+    def marker(self) -> Any:
+        """Enqueue a completion marker (and submit the queue to the device without waiting): it
+        completes when everything enqueued before it has."""
+
+    @abc.abstractmethod
+    def wait_marker(self, marker: Any) -> None:
+        """Block until ``marker`` has completed."""
+
 
 # ---- launch tuning -----------------------------------------------------------------------------------
 class LaunchTuning:

@@ -175,6 +175,15 @@ class CudaLauncher(Launcher):
                     pass
         self.stream.synchronize()
 
+    def marker(self):
+        with self.device:
+            done = self.cupy.cuda.Event(disable_timing=True)
+            done.record(self.stream)
+        return done
+
+    def wait_marker(self, marker) -> None:
+        marker.synchronize()
+
 
 class CudaTuning(LaunchTuning):
     """Untuned: no GPU has measured these.  The numbers are the OpenCL backend's (measured on PoCL, a

@@ -129,13 +129,15 @@ class OpenCLAllocator(Allocator):
         s = self.session
         event = s.cl.enqueue_copy(s.queue, buffer.handle, data, is_blocking=blocking)
         if not blocking:
-            s.pending.append(event)  # a dropped NannyEvent would wait for the copy right away
+            with s.lock:
+                s.pending.append(event)  # a dropped NannyEvent would wait for the copy right away
 
     def _download(self, buffer: DeviceBuffer, out: np.ndarray, blocking: bool) -> None:
         s = self.session
         event = s.cl.enqueue_copy(s.queue, out, buffer.handle, is_blocking=blocking)
         if not blocking:
-            s.pending.append(event)
+            with s.lock:
+                s.pending.append(event)
 
     def copy(self, src: DeviceBuffer, dst: DeviceBuffer, nbytes: int) -> None:
         if nbytes:
@@ -217,6 +219,19 @@ class OpenCLLauncher(Launcher):
                 pass
         s.queue.finish()
         s.pending.clear()  # the non-blocking copies' events (and the host arrays they hold) are done
+
+    def marker(self):
+        s = self.session
+        marker = s.cl.enqueue_marker(s.queue)
+        s.queue.flush()
+        return marker
+
+    def wait_marker(self, marker) -> None:
+        marker.wait()
+        s = self.session
+        complete = s.cl.command_execution_status.COMPLETE
+        with s.lock:  # drop the finished copies' events (and the host arrays they keep alive)
+            s.pending[:] = [e for e in s.pending if e.command_execution_status != complete]
 
 
 class OpenCLTuning(LaunchTuning):

@@ -12,7 +12,8 @@ from ..hal.types import (Capabilities, DeviceType, ExecutionPreference, OperandP
                          OperandType, PerformanceInfo, Priority)
 from ..ops.catalog import lookup
 from ..runtime.device import Device
-from ..runtime.prepared_model import ExecutionContext, PreparedModel
+from ..runtime.execution_limits import ExecutionContext
+from ..runtime.prepared_model import PreparedModel
 from ..version import __version__
 from .executor import ExecutionLimits, ReferenceExecutor
 from .host_allocator import HostAllocator

@@ -21,7 +21,9 @@ from ..validation import validate_model
 from .buffer_allocation import validate_allocation
 from .buffer_registry import BufferRegistry
 from .driver_buffer import DriverBuffer
-from .prepared_model import PreparedModel, check_deadline_argument
+from .execution_limits import check_deadline_argument
+from .prepared_model import PreparedModel
+from .scheduler import ExecutionScheduler
 
 if TYPE_CHECKING:
     from ..compiler.artifact import CompiledModel
@@ -50,6 +52,8 @@ class Device(abc.ABC):
         self.allocator = allocator
         #: tokens of this device's live driver-managed buffers
         self.buffers = BufferRegistry()
+        #: asynchronous work of this device's prepared models, by priority
+        self.scheduler = ExecutionScheduler(self.name or type(self).__name__)
 
     # ---- queries -------------------------------------------------------------------------------------
     def get_name(self) -> str:
@@ -128,6 +132,7 @@ class Device(abc.ABC):
         else:
             prepared = prepare()
         prepared.preference = preference
+        prepared.priority = priority
         return prepared
 
     @abc.abstractmethod

@@ -1,17 +1,19 @@
 """PreparedModel: the HAL IPreparedModel, shared by every device.
 
-The base class owns everything that is the same on every device: argument checks, request
+The base class owns everything that is the same on every device: the execution entry points
+(synchronous, asynchronous, fenced, bursts, reusable executions), argument checks, request
 validation, deadline handling, reading inputs from and writing outputs to request pools,
 OutputShape / OUTPUT_INSUFFICIENT_SIZE reporting, timing, and the numpy convenience
 :meth:`PreparedModel.execute`.  A device implements :meth:`PreparedModel._compute` (host arrays in,
-host arrays out) or overrides :meth:`PreparedModel._execute` for device-resident data.
+host arrays out) or overrides :meth:`PreparedModel._execute` for device-resident data, and may
+override :meth:`PreparedModel.execute_fenced_work` to chain fenced work on its own queue.
 """
 from __future__ import annotations
 
 import abc
 import threading
 import time
-from dataclasses import dataclass
+from concurrent.futures import Future
 from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
@@ -19,59 +21,28 @@ import numpy as np
 from ..errors import DriverError, failure, invalid
 from ..hal.model import DataLocation, Model, Request, RequestArgument
 from ..hal.types import (
-    LOOP_TIMEOUT_DEFAULT_NS,
-    LOOP_TIMEOUT_MAXIMUM_NS,
-    NO_TIMING,
     OPERAND_TYPE_INFO,
     ErrorStatus,
     ExecutionPreference,
     MeasureTiming,
+    Priority,
     OutputShape,
     Timing,
-    boot_time_ns,
 )
 from ..memory import HardwareBuffer, SharedMemory
 from ..sizes import element_count, round_up
 from ..validation import byte_size
+from .burst import Burst
 from .driver_buffer import DriverBuffer
+from .execution_limits import (ExecutionContext, check_duration, check_not_expired, check_not_late, execution_context,
+                               execution_timing)
+from .fenced_execution import FencedWork, when_signalled
 from .request_binding import BoundRequest, bind_request
+from .reusable_execution import ReusableExecution
+from .sync_fence import FencedExecutionCallback, SyncFence, check_fences
 
 if TYPE_CHECKING:
     from ..compiler.artifact import CompiledModel
-
-
-@dataclass
-class ExecutionContext:
-    """Per-execution settings after validation: absolute deadline (boot clock ns), loop timeout (ns)."""
-
-    measure: bool
-    deadline_ns: int | None
-    loop_timeout_ns: int
-
-
-def check_deadline_argument(deadline) -> int | None:
-    if deadline is None:
-        return None
-    if isinstance(deadline, bool) or not isinstance(deadline, int) or deadline < 0:
-        raise invalid(f"deadline must be None or a non-negative int (ns on the boot clock), got {deadline!r}")
-    return deadline
-
-
-def _check_loop_timeout(duration) -> int:
-    if duration is None:
-        return LOOP_TIMEOUT_DEFAULT_NS
-    if isinstance(duration, bool) or not isinstance(duration, int) or duration < 0:
-        raise invalid(f"loop_timeout_duration must be None or a non-negative int (ns), got {duration!r}")
-    if duration > LOOP_TIMEOUT_MAXIMUM_NS:
-        raise invalid(f"loop_timeout_duration {duration} ns exceeds the maximum {LOOP_TIMEOUT_MAXIMUM_NS} ns")
-    return duration
-
-
-def _check_measure(measure) -> bool:
-    try:
-        return MeasureTiming(measure) == MeasureTiming.YES
-    except (ValueError, TypeError):
-        raise invalid(f"measure_timing must be a MeasureTiming, got {measure!r}") from None
 
 
 class PreparedModel(abc.ABC):
@@ -84,6 +55,8 @@ class PreparedModel(abc.ABC):
         self._thread_pools = threading.local()  # execute()'s reusable request pools, per thread
         #: the ExecutionPreference it was prepared with (set by Device.prepare_model / the cache loader)
         self.preference = ExecutionPreference.FAST_SINGLE_ANSWER
+        #: the Priority it was prepared with: orders its asynchronous work on the device
+        self.priority = Priority.MEDIUM
 
     # ---- HAL entry points --------------------------------------------------------------------------
     def execute_synchronously(self, request: Request, measure_timing: MeasureTiming = MeasureTiming.NO,
@@ -97,12 +70,59 @@ class PreparedModel(abc.ABC):
         """
         start = time.perf_counter_ns()
         bound, ctx = self._validate_execution(request, measure_timing, deadline, loop_timeout_duration)
-        shapes, device_ns = self._execute(bound, ctx)
-        if not ctx.measure:
-            return shapes, NO_TIMING
-        in_driver_us = (time.perf_counter_ns() - start) // 1000
-        on_device_us = NO_TIMING.time_on_device if device_ns is None else min(device_ns // 1000, in_driver_us)
-        return shapes, Timing(time_on_device=on_device_us, time_in_driver=in_driver_us)
+        return self.run_bound(bound, ctx, start)
+
+    def execute_asynchronously(self, request: Request, measure_timing: MeasureTiming = MeasureTiming.NO,
+                               deadline: int | None = None,
+                               loop_timeout_duration: int | None = None) -> Future:
+        """HAL ``execute_1_3``: validate now (a bad request raises INVALID_ARGUMENT here, the launch
+        status), run later; returns a concurrent.futures.Future of (output shapes, timing) whose
+        exception is the execution's DriverError.
+
+        Executions wait in the device's scheduler, highest prepared-model priority first; one whose
+        deadline passes while it waits fails with MISSED_DEADLINE_TRANSIENT without running.
+        """
+        start = time.perf_counter_ns()
+        bound, ctx = self._validate_execution(request, measure_timing, deadline, loop_timeout_duration)
+
+        def job():
+            check_not_late(ctx.deadline_ns, "while the execution was queued")
+            return self.run_bound(bound, ctx, start)
+
+        return self.device.scheduler.submit(job, self.priority)
+
+    def execute_fenced(self, request: Request, wait_for: Sequence[SyncFence] = (),
+                       measure_timing: MeasureTiming = MeasureTiming.NO, deadline: int | None = None,
+                       loop_timeout_duration: int | None = None,
+                       timeout_after_fence: int | None = None) -> tuple[SyncFence, FencedExecutionCallback]:
+        """HAL ``executeFenced``: start ``request`` once every fence in ``wait_for`` has signalled and
+        return at once with (sync fence, FencedExecutionCallback); the fence signals when the
+        execution has finished, or enters ERROR when it failed, a waited-for fence entered ERROR, or
+        the deadline / ``timeout_after_fence`` (ns from the moment the fences signalled) passed.
+
+        Validation errors raise INVALID_ARGUMENT at once, no fence: a bad request, an output whose
+        shape is not fully specified (fenced executions have no dynamic output shapes), a
+        ``wait_for`` entry that is not a SyncFence.
+        """
+        start = time.perf_counter_ns()
+        fences = check_fences(wait_for)
+        after_ns = check_duration(timeout_after_fence, "timeout_after_fence")
+        bound, ctx = self._validate_execution(request, measure_timing, deadline, loop_timeout_duration)
+        self.check_outputs_fully_specified(bound)
+        work = FencedWork(bound, ctx, fences, after_ns, start)
+        self.execute_fenced_work(work)
+        return work.fence, work.callback
+
+    def configure_execution_burst(self) -> Burst:
+        """HAL ``configureExecutionBurst`` (canonical IBurst): a burst object whose executions reuse
+        cached memories (by slot) and the validated binding of a request seen before."""
+        return Burst(self)
+
+    def create_reusable_execution(self, request: Request, measure_timing: MeasureTiming = MeasureTiming.NO,
+                                  loop_timeout_duration: int | None = None) -> ReusableExecution:
+        """HAL ``createReusableExecution`` (canonical IExecution): validate ``request`` once; the
+        returned execution's ``compute`` / ``compute_fenced`` run it again and again."""
+        return ReusableExecution(self, request, measure_timing, loop_timeout_duration)
 
     def execute(self, inputs: Sequence[np.ndarray | None], *, measure_timing: MeasureTiming = MeasureTiming.NO,
                 deadline: int | None = None, loop_timeout_duration: int | None = None,
@@ -177,6 +197,28 @@ class PreparedModel(abc.ABC):
         needs to rebuild it without compiling (see Device.load_prepared)."""
         raise failure(f"{type(self).__name__} cannot be cached")
 
+    # ---- running a validated request -----------------------------------------------------------------
+    def run_bound(self, bound: BoundRequest, ctx: ExecutionContext, start_ns: int) -> tuple[list[OutputShape], Timing]:
+        """Run a validated request; (output shapes, timing measured from ``start_ns``)."""
+        shapes, device_ns = self._execute(bound, ctx)
+        return shapes, execution_timing(ctx.measure, start_ns, device_ns)
+
+    def execute_fenced_work(self, work: FencedWork) -> None:
+        """Start a validated fenced execution.  Default: once the waited-for fences have signalled, a
+        job of the device's scheduler runs it and finishes ``work``."""
+        def job():
+            if work.begin():
+                work.run(lambda: self._execute(work.bound, work.ctx)[1])
+
+        when_signalled(work.fences, lambda: self.device.scheduler.submit(job, self.priority))
+
+    def check_outputs_fully_specified(self, bound: BoundRequest) -> None:
+        for i, dims in enumerate(bound.shapes.outputs):
+            known = PreparedModel.known_output_shape(self, i)  # the model's operand, not inferred (as AOSP)
+            if not ((dims is not None and 0 not in dims) or known is not None):
+                raise invalid(f"execute_fenced: output {i} is not fully specified (fenced executions have no "
+                              "dynamic output shapes)")
+
     # ---- for subclasses ----------------------------------------------------------------------------
     def _execute(self, request: BoundRequest, ctx: ExecutionContext) -> tuple[list[OutputShape], int | None]:
         """Run a validated request.  Default: host arrays through :meth:`_compute`.
@@ -193,14 +235,11 @@ class PreparedModel(abc.ABC):
     # ---- shared machinery --------------------------------------------------------------------------
     def _validate_execution(self, request, measure_timing, deadline,
                             loop_timeout_duration) -> tuple[BoundRequest, ExecutionContext]:
-        measure = _check_measure(measure_timing)
-        deadline_ns = check_deadline_argument(deadline)
-        loop_ns = _check_loop_timeout(loop_timeout_duration)
+        ctx = execution_context(measure_timing, deadline, loop_timeout_duration)
         bound = bind_request(self, request)
         bound.begin()  # output buffers stay uninitialized unless this execution writes them
-        if deadline_ns is not None and boot_time_ns() > deadline_ns:
-            raise DriverError(ErrorStatus.MISSED_DEADLINE_PERSISTENT, "the deadline had passed before execution")
-        return bound, ExecutionContext(measure, deadline_ns, loop_ns)
+        check_not_expired(ctx.deadline_ns)
+        return bound, ctx
 
     def _operand(self, io: str, i: int):
         main = self.model.main

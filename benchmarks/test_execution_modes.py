@@ -1,0 +1,155 @@
+"""The HAL execution modes side by side on PoCL: executeSynchronously, execute (asynchronous, submit +
+result()), a burst, a reusable execution, executeFenced (submit + fence wait) and a chain of fenced
+executions, each waiting on the previous one.
+
+Two workloads, one pytest-benchmark group each:
+
+* ``execution-modes-add16``: the one-ADD model of ``gpu_driver.zoo.add_model`` (16 floats), against the
+  same work in bare PyOpenCL with one host wait (the floor of this design, test_overhead's kernel) and
+  ONNX Runtime's ``session.run`` of a one-Add ONNX model (CPUExecutionProvider, 2 intra-op threads;
+  skipped without ``onnx`` and ``onnxruntime``).  Goal: burst and reusable ≤ 30 µs median.
+* ``execution-modes-mobilenet_v2``: MobileNet v2 (1.0, 224×224, float32, zoo weights): sync, burst, and a
+  fenced chain of 4 (throughput).
+
+How to read the result: every benchmark runs in the same process, one after the other (not
+interleaved), so the ratios between the rows of one group are same-process ratios but carry whatever
+drift the machine had between tests; compare rows within a group (the medians), and treat differences
+of a few percent as noise.  A ``fenced chain of N`` row times N executions per round: its per-execution
+time is its median ÷ N, stored as ``extra_info["per_execution_us"]`` (``executions_per_round`` = N).
+``extra_info["mode"]`` names the mode of every row.
+"""
+import numpy as np
+import pytest
+
+import gpu_driver as gd
+from gpu_driver.hal.model import DataLocation, Request, RequestArgument
+from gpu_driver.runtime.sync_fence import FenceState
+from gpu_driver.zoo import add_model, mobilenet_v2
+
+from benchmarks.test_overhead import _bare_add, _request
+
+ADD_GROUP, MOBILENET_GROUP = "execution-modes-add16", "execution-modes-mobilenet_v2"
+ADD_ROUNDS, ADD_CHAIN = 2000, 3
+MOBILENET_ROUNDS, MOBILENET_CHAIN = 100, 4
+
+
+def _pedantic(benchmark, group, mode, fn, rounds, per_round=1):
+    """Run ``fn`` for ``rounds`` timed rounds; record the mode, and the time per execution when a round
+    runs ``per_round`` executions."""
+    benchmark.group = group
+    benchmark.extra_info.update(mode=mode, executions_per_round=per_round)
+    benchmark.pedantic(fn, rounds=rounds, iterations=1, warmup_rounds=max(rounds // 40, 2))
+    if benchmark.stats is not None:  # None under --benchmark-disable
+        benchmark.extra_info["per_execution_us"] = benchmark.stats.stats.median / per_round * 1e6
+
+
+def _fenced_chain(pm, request, n):
+    """n fenced executions, each waiting on the fence of the previous one, then a wait on the last."""
+    def run():
+        fence = None
+        for _ in range(n):
+            fence, _callback = pm.execute_fenced(request, [fence] if fence is not None else ())
+        assert fence.wait() is FenceState.SIGNALED
+    return run
+
+
+def _fenced_once(pm, request):
+    def run():
+        fence, _callback = pm.execute_fenced(request)
+        assert fence.wait() is FenceState.SIGNALED
+    return run
+
+
+def _burst(pm, request):
+    burst = pm.configure_execution_burst()
+    slots = [burst.cache_memory(pool) for pool in request.pools]
+    return lambda: burst.execute_synchronously(request, slots)
+
+
+def _mode(name, pm, request, n_chain):
+    """(the callable one round times, executions per round) of the execution mode ``name``."""
+    if name == "sync":
+        return (lambda: pm.execute_synchronously(request)), 1
+    if name == "async":
+        return (lambda: pm.execute_asynchronously(request).result()), 1
+    if name == "burst":
+        return _burst(pm, request), 1
+    if name == "reusable":
+        return pm.create_reusable_execution(request).compute, 1
+    if name == "fenced":
+        return _fenced_once(pm, request), 1
+    assert name == f"fenced chain of {n_chain}", name
+    return _fenced_chain(pm, request, n_chain), n_chain
+
+
+# ---- one ADD, 16 floats -------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def add16(pocl):
+    bm = add_model()
+    pm = pocl.prepare_model(bm.model)
+    request = _request(bm.input_shape)
+    pm.execute_synchronously(request)
+    np.testing.assert_array_equal(np.frombuffer(request.pools[1].view(), np.float32, 16), 2.0)
+    return pm, request
+
+
+@pytest.mark.parametrize("mode", ["sync", "async", "burst", "reusable", "fenced", f"fenced chain of {ADD_CHAIN}"])
+def test_add16_mode(benchmark, mode, add16):
+    fn, per_round = _mode(mode, *add16, ADD_CHAIN)
+    _pedantic(benchmark, ADD_GROUP, mode, fn, ADD_ROUNDS // per_round, per_round)
+
+
+def test_add16_bare_pyopencl(benchmark, pocl):
+    import pyopencl as cl
+    q, k, A, B, O, a, out = _bare_add(pocl)
+
+    def run():  # non-blocking copies in, the kernel, the copy out, one host wait
+        for dst, src in ((A, a), (B, a)):
+            cl.enqueue_copy(q, dst, src, is_blocking=False)
+        cl.enqueue_nd_range_kernel(q, k, (16,), None)
+        cl.enqueue_copy(q, out, O, is_blocking=False)
+        q.finish()
+
+    _pedantic(benchmark, ADD_GROUP, "bare pyopencl, one wait", run, ADD_ROUNDS)
+
+
+def test_add16_onnxruntime(benchmark):
+    onnx = pytest.importorskip("onnx")
+    ort = pytest.importorskip("onnxruntime")
+    from onnx import TensorProto, helper
+    io = [helper.make_tensor_value_info(name, TensorProto.FLOAT, [1, 16]) for name in ("a", "b", "o")]
+    graph = helper.make_graph([helper.make_node("Add", ["a", "b"], ["o"])], "add16", io[:2], io[2:])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = min(model.ir_version, 9)  # readable by older onnxruntime releases too
+    onnx.checker.check_model(model)
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 2
+    session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    x = np.ones((1, 16), np.float32)
+    feed = {"a": x, "b": x}
+    np.testing.assert_array_equal(session.run(None, feed)[0], 2.0)
+    _pedantic(benchmark, ADD_GROUP, "onnxruntime session.run", lambda: session.run(None, feed), ADD_ROUNDS)
+    benchmark.extra_info["onnxruntime"] = ort.__version__
+
+
+# ---- MobileNet v2 ---------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def mobilenet(pocl):
+    bm = mobilenet_v2()
+    pm = pocl.prepare_model(bm.model)
+    x = bm.random_input()
+    out_bytes = int(np.prod(pm.known_output_shape(0))) * 4
+    pool_in, pool_out = gd.SharedMemory(x.nbytes), gd.SharedMemory(out_bytes)
+    pool_in.write(0, x.tobytes())
+    request = Request([RequestArgument(DataLocation(0, 0, x.nbytes), [])],
+                      [RequestArgument(DataLocation(1, 0, out_bytes), [])], [pool_in, pool_out])
+    pm.execute_synchronously(request)
+    np.testing.assert_allclose(np.frombuffer(pool_out.view(), np.float32, out_bytes // 4),
+                               pm.execute([x])[0].reshape(-1))
+    return pm, request
+
+
+@pytest.mark.parametrize("mode", ["sync", "burst", f"fenced chain of {MOBILENET_CHAIN}"])
+def test_mobilenet_v2_mode(benchmark, mode, mobilenet):
+    fn, per_round = _mode(mode, *mobilenet, MOBILENET_CHAIN)
+    _pedantic(benchmark, MOBILENET_GROUP, mode, fn, MOBILENET_ROUNDS // per_round, per_round)
