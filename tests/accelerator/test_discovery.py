@@ -44,3 +44,24 @@ def test_type_and_version_string():
     assert dev.backend.device_name in v
     assert v != gd.get_device("reference").get_version_string()
     assert dev.get_feature_level() == gd.get_device("reference").get_feature_level()
+
+
+def test_discovery_probe_leaves_out_a_device_that_cannot_compile(caplog):
+    # the probe builds a trivial kernel: a real device passes; anything that cannot build (here an
+    # object that is no OpenCL device at all, standing in for PoCL without a target for this CPU) is
+    # left out with a warning instead of failing every preparation later
+    from gpu_driver.backends import opencl
+
+    device = opencl_device()
+    cl = opencl._cl()
+    assert opencl._compiles(cl, device.backend.session.cl_device)
+
+    class NotADevice:
+        name = "no device"
+
+        class platform:
+            version = "none"
+
+    with caplog.at_level("WARNING", logger="gpu_driver.backends.opencl"):
+        assert not opencl._compiles(cl, NotADevice())
+    assert "left out" in caplog.text
