@@ -152,9 +152,10 @@ def test_control_flow_support_follows_the_branches(ref):
     assert err.value.status == ErrorStatus.INVALID_ARGUMENT and "IF" in err.value.message
 
 
-def test_accelerators_report_control_flow_unsupported():
+def test_accelerators_run_control_flow_when_they_run_the_branches():
     accelerators = [d for d in gd.get_devices() if d.name != "reference"]
     if not accelerators:
         pytest.skip("no accelerator device")
     for device in accelerators:
-        assert device.get_supported_operations(_if_model(O.FLOOR)) == [False], device.name
+        assert device.get_supported_operations(_if_model(O.FLOOR)) == [True], device.name
+        assert device.get_supported_operations(_if_model(O.OEM_OPERATION)) == [False], device.name

@@ -19,6 +19,7 @@ from ..runtime.device import Device
 from ..runtime.prepared_model import PreparedModel
 from ..version import __version__
 from .completion_watcher import CompletionWatcher
+from .control_flow import ControlFlowPreparedModel, control_flow_support, has_control_flow
 from .prepared_model import AcceleratorPreparedModel
 
 
@@ -47,8 +48,11 @@ class AcceleratorDevice(Device):
         return f"gpu_driver-{__version__}-{b.runtime}-{b.device_name} ({b.runtime_version})"
 
     def _support_list(self, model: Model) -> list[bool]:
-        """Decided for the whole graph at once (fusion and shapes are graph-wide)."""
+        """Decided for the whole graph at once (fusion and shapes are graph-wide); with IF / WHILE, per
+        segment of ordinary operations and per referenced subgraph (accelerator.control_flow)."""
         try:
+            if has_control_flow(model):
+                return control_flow_support(model, self.backend.features)
             return supported_nodes(model, self.backend.features)
         except DriverError:
             return [False] * len(model.main.operations)
@@ -65,6 +69,8 @@ class AcceleratorDevice(Device):
     # ---- preparation -----------------------------------------------------------------------------
     def _prepare(self, model: Model, preference: ExecutionPreference, priority: Priority, deadline_ns,
                  model_cache: Sequence, data_cache: Sequence, token) -> PreparedModel:
+        if has_control_flow(model):
+            return ControlFlowPreparedModel(self, model)
         return AcceleratorPreparedModel(self, model)
 
     def load_prepared(self, compiled: CompiledModel, model: Model) -> AcceleratorPreparedModel:

@@ -183,9 +183,13 @@ class AcceleratorPreparedModel(PreparedModel):
             if word is not None:
                 self.launcher.finish()
                 exe.check_status(word)  # bad data seen by a kernel: GENERAL_FAILURE, no output delivered
+            after: list = []  # host steps once the device is done (driver buffers marked written)
             for arg, (buffer, nbytes, shape) in zip(request.outputs, exe.outputs):
-                self.bind_output(arg, request.pools[arg.location.pool_index], buffer, nbytes, shape, blocking=False)
+                self.bind_output(arg, request.pools[arg.location.pool_index], buffer, nbytes, shape, blocking=False,
+                                 after=after)
             self.launcher.finish(self.spin_ns)
+            for step in after:
+                step()
             device_ns = self._elapsed(marks) if ctx.measure else None
             del staged
         return shapes, device_ns

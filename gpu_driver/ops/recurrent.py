@@ -21,8 +21,8 @@ weights may be constants or model inputs (read in their HAL layout).  The full L
 lowered: CIFG, peephole, projection (with/without bias), cell/projection clipping, layer
 normalisation.  LSTM output 0 (scratch buffer, content unspecified) is not written.  The sequence
 forms run on the reference device and, up to MAX_LOWERED_STEPS steps, on accelerators: one LSTM or RNN
-step's launches per time step, addressing its time slice.  The RNN kernel also stores float16 (computing
-in float); the LSTM and SVDF kernels run float32.
+step's launches per time step, addressing its time slice.  Every kernel also stores float16, computing
+in float.
 """
 from __future__ import annotations
 
@@ -365,15 +365,16 @@ def emit_rnn_step(ctx: LoweringContext, p: RNNParams, weights: list, x: tuple, h
 
 
 def _svdf_supports(ctx: LoweringContext) -> bool:
-    return _lowerable(ctx, [5, 6])
+    return _lowerable(ctx, [5, 6], FLOAT_TYPES)
 
 
 def lower_svdf(ctx: LoweringContext) -> None:
     p = ctx.params
     # an undecided bias (None) is a model input: accelerators run only requests that provide it
     has_bias = p.has_bias is not False
-    d = {"B": p.batch, "I": p.input_size, "F": p.num_filters, "U": p.num_units, "RANK": p.rank,
-         "M": p.memory_size, "ACT": p.activation, "HAS_BIAS": int(has_bias)}
+    x = ctx.inputs[0]
+    d = {"T": ctype(x), **float_io(x), "B": p.batch, "I": p.input_size, "F": p.num_filters, "U": p.num_units,
+         "RANK": p.rank, "M": p.memory_size, "ACT": p.activation, "HAS_BIAS": int(has_bias)}
     t = ctx.scratch("float32", p.batch * p.num_filters)
     ctx.emit("recurrent_svdf.cl", {**d, "STAGE": 0}, [ctx.input(0), ctx.input(1), ctx.input(2), ctx.input(4)],
              [ctx.output(0), t], (p.num_filters, p.batch))
@@ -382,7 +383,7 @@ def lower_svdf(ctx: LoweringContext) -> None:
 
 
 def _lstm_supports(ctx: LoweringContext) -> bool:
-    return _lowerable(ctx, [LSTM_ACTIVATION, LSTM_CELL_CLIP, LSTM_PROJ_CLIP])
+    return _lowerable(ctx, [LSTM_ACTIVATION, LSTM_CELL_CLIP, LSTM_PROJ_CLIP], FLOAT_TYPES)
 
 
 def lower_lstm(ctx: LoweringContext) -> None:
@@ -398,7 +399,8 @@ def emit_lstm_step(ctx: LoweringContext, p: LSTMParams, cell, x: tuple, h_prev: 
     ``x``, ``h_prev`` and ``out`` are (tensor, offset, batch stride): rows of a time slice; ``aux`` =
     (tensor, offset, batch stride, width, [weights to i, f, c, o]) adds the auxiliary input's terms."""
     cifg, peep, ln, proj = p.use_cifg, p.use_peephole, p.use_layer_norm, p.use_projection
-    d = {"B": p.batch, "I": p.input_size, "U": p.num_units, "O": p.output_size, "ACT": p.activation,
+    t = ctx.inputs[0]
+    d = {"T": ctype(t), **float_io(t), "B": p.batch, "I": p.input_size, "U": p.num_units, "O": p.output_size, "ACT": p.activation,
          "CIFG": int(cifg), "PEEP": int(peep), "LN": int(ln), "PROJ": int(proj),
          "PROJ_BIAS": int(p.use_projection_bias), "HAS_CELL_CLIP": int(p.cell_clip > 0),
          "CELL_CLIP": float(p.cell_clip), "HAS_PROJ_CLIP": int(p.proj_clip > 0), "PROJ_CLIP": float(p.proj_clip),
@@ -698,12 +700,13 @@ def time_rows(p: SequenceParams, t: int, offset: int, total: int) -> tuple[int, 
 
 
 def _sequence_lstm_supports(ctx: LoweringContext) -> bool:
-    """Float32, known shapes, constant scalars, at most MAX_LOWERED_STEPS steps (one launch group
-    per step)."""
+    """Float32 or float16 (computed in float), known shapes, constant scalars, at most
+    MAX_LOWERED_STEPS steps (one launch group per step)."""
     p = ctx.params
     scalars = [20, 21, 22, 23] if len(p.cells) == 1 else [48, 49, 50, 51, 52]
     tensors = [t for t in [*ctx.inputs, *ctx.outputs] if t.shape != () and not t.omitted]
-    return (params_ok(ctx) and scalars_constant(ctx, scalars) and all(t.type == F32 for t in tensors)
+    return (params_ok(ctx) and scalars_constant(ctx, scalars) and tensors[0].type in FLOAT_TYPES
+            and all(t.type == tensors[0].type for t in tensors)
             and known(*tensors) and 0 < p.steps <= MAX_LOWERED_STEPS and p.cells[0].batch > 0
             and _aux_weights_complete(ctx))
 

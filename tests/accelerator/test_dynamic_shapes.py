@@ -124,8 +124,8 @@ def test_specialisations_are_lru_bounded():
 
 def test_unsupported_specialisation_fails_that_execution():
     """A specialisation whose operations the kernels cannot run (pipeline.check_supported; reachable
-    through size-dependent ``supports`` conditions — forced here by preparing a model the device
-    reports unsupported, an IF, which accelerators do not run) fails its execution with
+    through size-dependent ``supports`` conditions — forced here by giving the kernel pipeline an IF,
+    which it does not lower: the device runs IF through accelerator.control_flow) fails its execution with
     GENERAL_FAILURE naming the operation; the prepared model stays usable."""
     dev = opencl_device()
     branches = []
@@ -141,7 +141,6 @@ def test_unsupported_specialisation_fails_that_execution():
     b.add_operation(O.IF, [cond, b.add_subgraph(branches[0]), b.add_subgraph(branches[1]), x], [o])
     b.set_outputs([o])
     model = b.finish()
-    assert dev.get_supported_operations(model) == [False]
     pm = AcceleratorPreparedModel(dev, model)  # the pipeline path, bypassing the support check
     for _ in range(2):
         with pytest.raises(gd.DriverError) as err:
