@@ -5,7 +5,7 @@ from ..errors import invalid
 from ..hal.types import OperationType, operation_feature_level
 from . import (activation, binary, comparison, concatenation, conv, conversion, detection,  # noqa: F401
                fully_connected, logical, lsh, matmul, normalization, padding, pooling, random_multinomial, recurrent,
-               reduction, resize, roi, shape_ops, slicing, table_lookup, unary)
+               quantized_lstm, reduction, resize, roi, shape_ops, slicing, table_lookup, unary)
 from .definition import OpParams, TensorInfo
 from .registry import REGISTRY, OperationDef
 
