@@ -4,6 +4,7 @@ MobileNets against the reference device, or ``.tflite`` models against TF Lite o
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 import time
 
@@ -12,6 +13,42 @@ from . import zoo as models
 from .errors import DriverError
 from .hal.types import FLT_MAX
 from .runtime.discovery import get_device, get_devices
+from .version import __version__
+
+#: backend name → (the Python module its devices need, its display name, the pip extra that installs it,
+#: the hardware it drives)
+BACKEND_RUNTIMES = {"cuda": ("cupy", "CuPy", "cuda", "CUDA GPU"),
+                    "opencl": ("pyopencl", "PyOpenCL", "opencl", "OpenCL device")}
+
+
+def _backend_hint(name: str) -> str | None:
+    """Why there is no device of the backend that ``name`` ("cuda", "cuda:1", "opencl", …) names, as advice;
+    None when ``name`` is no backend's or that backend has devices (the error lists them)."""
+    backend = name.split(":")[0]
+    if backend not in BACKEND_RUNTIMES or any(d.name.startswith(backend + ":") for d in get_devices()):
+        return None
+    module, title, extra, hardware = BACKEND_RUNTIMES[backend]
+    try:
+        importlib.import_module(module)
+    except ImportError:
+        return (f"{hardware}s need {title}, which is not installed: pip install 'gpu_driver[{extra}]' "
+                f"(from a checkout: pip install -e '.[{extra}]')")
+    except Exception as exc:  # installed but broken (e.g. a missing runtime library)
+        return f"{title} is installed but fails to import ({type(exc).__name__}: {exc})"
+    return f"{title} is installed but finds no usable {hardware}"
+
+
+def _device(name: str | None):
+    """The device named on the command line (default: the best one), with advice on a missing backend."""
+    if name is None:
+        return get_device()
+    try:
+        return get_device(name)
+    except DriverError as exc:
+        hint = _backend_hint(name)
+        if hint is None:
+            raise
+        raise DriverError(exc.status, f"{exc.message}. {hint}") from None
 
 
 def _info(args) -> int:
@@ -37,7 +74,7 @@ def _print_capabilities(caps) -> None:
 
 
 def _calibrate(args) -> int:
-    devices = get_devices() if args.device is None else [get_device(args.device)]
+    devices = get_devices() if args.device is None else [_device(args.device)]
     for d in devices:
         if d.name == "reference":
             continue  # the unit of every ratio
@@ -67,7 +104,7 @@ def _run(args) -> int:
     from . import tflite
     from .mlts.session import random_inputs
 
-    device = get_device(args.device) if args.device else get_device()
+    device = _device(args.device)
     imported = tflite.load_model(args.model)
     given = {}
     for item in args.input or []:
@@ -119,7 +156,7 @@ def _bench_models(args, device) -> int:
 
 
 def _bench(args) -> int:
-    device = get_device(args.device) if args.device else get_device()
+    device = _device(args.device)
     if args.models:
         return _bench_models(args, device)
     reference = get_device("reference")
@@ -147,6 +184,7 @@ def _bench(args) -> int:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="gpu-driver", description="gpu_driver devices and benchmarks")
+    parser.add_argument("--version", action="version", version=f"gpu-driver {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("info", help="list devices with type, version string and capabilities")
     run = sub.add_parser("run", help="run a .tflite model once and summarise its outputs")

@@ -284,10 +284,25 @@ class OutputShape:
 
 @dataclass
 class Timing:
-    """HAL 1.2 Timing, in microseconds; ``UINT64_MAX`` means not available."""
+    """HAL 1.2 Timing, in microseconds; ``UINT64_MAX`` means not available.
+
+    Shown with units: ``Timing(time_on_device=812 µs, time_in_driver=unavailable)``; ``str`` gives
+    ``on device 812 µs, in driver unavailable``.
+    """
 
     time_on_device: int = UINT64_MAX
     time_in_driver: int = UINT64_MAX
+
+    @staticmethod
+    def _show(us: int) -> str:
+        return "unavailable" if us == UINT64_MAX else f"{us} µs"
+
+    def __repr__(self) -> str:
+        return (f"Timing(time_on_device={self._show(self.time_on_device)}, "
+                f"time_in_driver={self._show(self.time_in_driver)})")
+
+    def __str__(self) -> str:
+        return f"on device {self._show(self.time_on_device)}, in driver {self._show(self.time_in_driver)}"
 
 
 NO_TIMING = Timing()

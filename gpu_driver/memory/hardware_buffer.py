@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from .base import Memory, register_memory_kind
+from .base import Memory, byte_view, log, map_fd, new_memfd, os_error, register_memory_kind
 
 
 class HardwareBufferFormat(enum.IntEnum):
@@ -104,28 +104,42 @@ class HostStorage:
 
     def __init__(self, nbytes: int, fd: int | None = None):
         if fd is None:
-            fd = os.memfd_create("gpu_driver-hwbuf", os.MFD_CLOEXEC)
-            os.ftruncate(fd, max(nbytes, 1))
+            fd = new_memfd("gpu_driver-hwbuf", max(nbytes, 1))
         else:
-            fd = os.dup(fd)
+            try:
+                fd = os.dup(fd)
+            except (OSError, TypeError, OverflowError) as exc:
+                raise os_error(f"HardwareBuffer: cannot duplicate fd {fd!r}", exc) from None
         # this object's fd is closed with it, also when it is only garbage-collected
         self._close_fd = weakref.finalize(self, os.close, fd)
         self._fd = fd
         self.nbytes = nbytes
-        self._map = mmap.mmap(fd, max(nbytes, 1), mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+        try:
+            self._map = map_fd(f"HardwareBuffer of {nbytes} bytes", fd, max(nbytes, 1),
+                               mmap.PROT_READ | mmap.PROT_WRITE)
+        except Exception:
+            self._close_fd()
+            raise
+
+    def _mapping(self) -> mmap.mmap:
+        if self._map.closed:
+            from ..errors import invalid
+
+            raise invalid("the HardwareBuffer is closed")
+        return self._map
 
     def host_view(self) -> memoryview:
-        return memoryview(self._map)[:self.nbytes]
+        return memoryview(self._mapping())[:self.nbytes]
 
     def read(self, offset: int, length: int) -> np.ndarray:
-        return np.frombuffer(self._map, dtype=np.uint8, count=length, offset=offset).copy()
+        return np.frombuffer(self._mapping(), dtype=np.uint8, count=length, offset=offset).copy()
 
     def write(self, offset: int, data) -> None:
-        mv = memoryview(data).cast("B")
-        self._map[offset:offset + mv.nbytes] = mv
+        mv = byte_view(data)
+        self._mapping()[offset:offset + mv.nbytes] = mv
 
     def map(self, writable: bool) -> np.ndarray:
-        arr = np.frombuffer(self._map, dtype=np.uint8, count=self.nbytes)
+        arr = np.frombuffer(self._mapping(), dtype=np.uint8, count=self.nbytes)
         if not writable:
             arr = arr.view()
             arr.flags.writeable = False
@@ -178,7 +192,7 @@ class BackendStorage:
         return out[offset - base:] if base != offset else out
 
     def write(self, offset: int, data) -> None:
-        arr = np.frombuffer(memoryview(data).cast("B"), dtype=np.uint8)
+        arr = np.frombuffer(byte_view(data), dtype=np.uint8)
         if not arr.size:
             return
         base, view = self._window(offset, arr.size)
@@ -270,6 +284,8 @@ class HardwareBuffer(Memory):
             raise DriverError(2, f"HardwareBuffer allocation of {nbytes} bytes failed: {exc}") from None
         self._lock_state = threading.Lock()
         self._locked: tuple[int, np.ndarray] | None = None
+        log.debug("HardwareBuffer: %s %dx%dx%d (stride %d), %d bytes in %s", fmt.name, width, height, layers,
+                  self._stride, nbytes, "host shared memory" if backend is None else f"{type(backend).__name__} memory")
 
     @classmethod
     def blob(cls, size: int, usage: int | None = None, *, device=None, backend=None) -> "HardwareBuffer":
@@ -279,7 +295,7 @@ class HardwareBuffer(Memory):
     @classmethod
     def from_bytes(cls, data, *, device=None, backend=None) -> "HardwareBuffer":
         """A BLOB holding ``data`` (written through the allocator, counted for device buffers)."""
-        mv = memoryview(data).cast("B")
+        mv = byte_view(data)
         hb = cls.blob(max(mv.nbytes, 1), device=device, backend=backend)
         if mv.nbytes:
             hb._storage.write(0, mv)
@@ -362,30 +378,23 @@ class HardwareBuffer(Memory):
         return memoryview(self._storage.read(0, self._nbytes)).toreadonly()
 
     def read(self, offset: int, length: int) -> bytes:
-        self._check_range(offset, length)
+        self.check_range(offset, length)
         hv = self._storage.host_view()
         if hv is not None:
             return bytes(hv[offset:offset + length])
         return self._storage.read(offset, length).tobytes()
 
     def array(self, dtype, offset: int = 0, count: int = -1) -> np.ndarray:
+        dtype, count = self._array_range(dtype, offset, count)
         hv = self._storage.host_view()
         if hv is not None:
             return np.frombuffer(hv, dtype=dtype, count=count, offset=offset)
-        dtype = np.dtype(dtype)
-        length = (self._nbytes - offset) // dtype.itemsize if count < 0 else count
-        return np.frombuffer(self.read(offset, length * dtype.itemsize), dtype=dtype)
+        return np.frombuffer(self.read(offset, count * dtype.itemsize), dtype=dtype)
 
     def write(self, offset: int, data) -> None:
-        mv = memoryview(data).cast("B")
-        self._check_range(offset, mv.nbytes)
+        mv = byte_view(data)
+        self.check_range(offset, mv.nbytes)
         self._storage.write(offset, mv)
-
-    def _check_range(self, offset: int, length: int) -> None:
-        from ..errors import invalid
-
-        if offset < 0 or length < 0 or offset + length > self._nbytes:
-            raise invalid(f"range [{offset}, {offset + length}) outside the {self._nbytes}-byte HardwareBuffer")
 
     # ---- CPU access -------------------------------------------------------------------------------
     def lock(self, usage: int = int(HardwareBufferUsage.CPU_READ_OFTEN | HardwareBufferUsage.CPU_WRITE_OFTEN)

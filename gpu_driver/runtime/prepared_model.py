@@ -322,16 +322,37 @@ class PreparedModel(abc.ABC):
 
 
 def to_dtype(value, dtype: np.dtype, what: str) -> np.ndarray:
-    """Convert user data to an operand's dtype: safe casts, float to float, or integers that fit the
-    range (never a silent wrap-around)."""
+    """Convert user data to an operand's dtype, or refuse with INVALID_ARGUMENT; never a silent change
+    of a value beyond rounding.
+
+    * safe casts (int8 → int32, float16 → float32, …) and anything to bool: as numpy casts them;
+    * integers or floats to a float type: rounded to the nearest representable value (precision may
+      be lost, tiny values may become 0), but a *finite* value beyond the target's range (e.g. 1e300
+      to float32, 70000 to float16) is refused instead of becoming inf; NaN and ±inf stay allowed
+      and pass through unchanged;
+    * integers to a narrower integer type: only when every value fits (no wrap-around);
+    * anything else (floats to integers, strings, objects): refused.
+    """
     try:
         arr = np.asarray(value)
     except (TypeError, ValueError) as exc:
         raise invalid(f"{what}: not array-like: {exc}") from None
     if arr.dtype == object:
         raise invalid(f"{what}: not a numeric array")
-    if (np.can_cast(arr.dtype, dtype, casting="safe") or dtype == np.bool_
-            or (arr.dtype.kind in "iubf" and dtype.kind == "f")):  # to float: at worst loses precision
+    if arr.dtype.kind in "iubf" and dtype.kind == "f":  # to float: at worst loses precision, never range
+        if arr.dtype == dtype:
+            return arr
+        with np.errstate(over="ignore", invalid="ignore"):  # overflow is reported below, not warned
+            out = arr.astype(dtype)
+        if not np.isfinite(out).all():
+            overflowed = ~np.isfinite(out) & np.isfinite(arr)
+            if overflowed.any():
+                lim = np.finfo(dtype).max
+                raise invalid(f"{what}: value {arr[overflowed].flat[0].item()!r} is outside the finite range "
+                              f"[{-lim:.8g}, {lim:.8g}] of {dtype} ({int(overflowed.sum())} such value(s)); "
+                              f"NaN and ±inf are accepted, finite values must fit")
+        return out
+    if np.can_cast(arr.dtype, dtype, casting="safe") or dtype == np.bool_:
         return arr.astype(dtype, copy=False)
     if arr.dtype.kind in "iub" and dtype.kind in "iu":  # e.g. int64 → int32: values must fit, no wrap
         lim = np.iinfo(dtype)
