@@ -30,4 +30,46 @@ DEVICE_FN int MBQM_LT1(int x, int m, int shift) { return RDBPOT(SRDHM(x, m), -sh
 
 DEVICE_FN int MBQM_GT1(int x, int m, int shift) { return SRDHM((int)((int64)x << shift), m); }
 
+/* gemmlowp SaturatingRoundingMultiplyByPOT<e> on int32: e > 0 saturating left shift, e <= 0 rounding
+ * right shift */
+DEVICE_FN int gd_mul_pot(int x, int e) {
+    if (e <= 0) return RDBPOT(x, -e);
+    const int threshold = (int)(((int64)1 << (31 - e)) - 1);
+    return x > threshold ? INT_MAX : (x < -threshold ? INT_MIN : (int)((uint)x << e));
+}
+
+/* TF Lite GetInvSqrtQuantizedMultiplierExp(input, reverse_shift = -1), gemmlowp FixedPoint<int32, 3>
+ * Newton steps: 1/sqrt(input) = *m · 2^-*s with *s >= 0 */
+DEVICE_FN void gd_inv_sqrt_multiplier(int input, int* m, int* s) {
+    if (input <= 1) {
+        *m = INT_MAX;
+        *s = 0;
+        return;
+    }
+    int shift = 11;
+    while (input >= (1 << 29)) {
+        input /= 4;
+        ++shift;
+    }
+    int clz = 0;
+    for (uint v = (uint)input; !(v & 0x80000000u); v <<= 1) ++clz;
+    const int pairs = (clz - 1) / 2 - 1;
+    shift -= pairs;
+    input <<= 2 * pairs;
+    const int half_input = RDBPOT(input >> 1, 1);                 /* Q3.28 input / 2 */
+    const int half_three = (1 << 28) + (1 << 27);
+    int x = 1 << 28;
+    for (int k = 0; k < 5; ++k) {                                 /* x = x·(3/2 - input/2·x²) */
+        const int x3 = gd_mul_pot(SRDHM(SRDHM(x, x), x), 6);
+        x = gd_mul_pot((int)((uint)SRDHM(half_three, x) - (uint)SRDHM(half_input, x3)), 3);
+    }
+    x = SRDHM(x, 1518500250);                                    /* · sqrt(2)/2 */
+    if (shift < 0) {
+        x = (int)((uint)x << -shift);
+        shift = 0;
+    }
+    *m = x;
+    *s = shift;
+}
+
 #endif /* GD_FIXED_POINT */

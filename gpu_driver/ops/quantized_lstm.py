@@ -1,6 +1,7 @@
 """Quantized LSTM cells, one time step each, exact integer references of AOSP's CPU implementation:
-QUANTIZED_16BIT_LSTM (73, FL3) and QUANTIZED_LSTM (95, FL4).  Neither has a lowering: accelerators
-report them unsupported.
+QUANTIZED_16BIT_LSTM (73, FL3) and QUANTIZED_LSTM (95, FL4).  Both are lowered to quantized_lstm.cl,
+the same integer arithmetic written in the kernel dialect: QUANTIZED_16BIT_LSTM in one launch,
+QUANTIZED_LSTM in two or three (gate matmuls, cell, projection).
 
 QUANTIZED_16BIT_LSTM (TF Lite's legacy ``LstmCell<4>``) has no CIFG, peephole or projection: the
 cell size is the output size O.  Inputs: x Q8A [B, I] (1/128, 128); eight weights Q8A (input-to-
@@ -25,15 +26,20 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .. import fixedpoint, quant
+from ..compiler.lowering_helpers import known, params_ok, scalars_constant
 from ..errors import failure
 from ..hal.types import OperandType, OperationType
 from .definition import OpParams, ShapeUnknown, TensorInfo, as_float32, presence, require
 from .registry import operation
 from .signature import I32, Q8A, Q8AS, Q8S, OpContext, OpSignature, Variant, f32, i32
+
+if TYPE_CHECKING:  # pragma: no cover - annotations only
+    from ..compiler.lowering import LoweringContext
 
 Q16S = OperandType.TENSOR_QUANT16_SYMM
 
@@ -281,8 +287,33 @@ def reference_quantized_16bit_lstm(params: Quantized16LSTMParams, inputs: list[T
     return [c.astype(outputs[0].dtype), h8.astype(outputs[1].dtype)]
 
 
+#: every literal of quantized_lstm.cl (stage 0 serves QUANTIZED_16BIT_LSTM, stages 1–3 QUANTIZED_LSTM)
+_LITERALS = dict.fromkeys(
+    ("STAGE", "B", "I", "U", "O", "ZW", "M", "S", "CIFG", "PEEP", "LN", "PROJ", "PROJ_BIAS", "X_ZP", "H_ZP", "CS",
+     "HAS_CELL_CLIP", "CELL_CLIP", "HAS_PROJ_CLIP", "PROJ_CLIP", "M_HID", "S_HID", "HID_ZP", "M_P", "S_P")
+    + tuple(f"{name}{g}" for g in range(4) for name in ("M_X", "S_X", "M_H", "S_H", "M_C", "S_C", "M_LN", "S_LN",
+                                                         "VLIM")), 0)
+
+
+def _quantized_16bit_lstm_supports(ctx: LoweringContext) -> bool:
+    """Decoded, shapes known, nothing zero-sized (the reference fails on an empty operand)."""
+    p = ctx.params
+    return params_ok(ctx) and known(*ctx.inputs, *ctx.outputs) and min(p.batch, p.input_size, p.output_size) > 0
+
+
+def lower_quantized_16bit_lstm(ctx: LoweringContext) -> None:
+    """One launch, a work item per (cell, batch): quantized_lstm.cl stage 0 reads the weights in their
+    HAL layout (constants or model inputs alike)."""
+    p = ctx.params
+    d = dict(_LITERALS, STAGE=0, B=p.batch, I=p.input_size, O=p.output_size, ZW=p.weights_zero_point,
+             M=p.accum_multiplier, S=p.accum_shift)
+    ctx.emit("quantized_lstm.cl", d, [ctx.input(i) for i in range(Q16_H_PREV + 1)], [ctx.output(0), ctx.output(1)],
+             (p.output_size, p.batch))
+
+
 @operation(OperationType.QUANTIZED_16BIT_LSTM, signature=QUANTIZED_16BIT_LSTM_SIGNATURE,
-           reference=reference_quantized_16bit_lstm)
+           reference=reference_quantized_16bit_lstm, lower=lower_quantized_16bit_lstm,
+           supports=_quantized_16bit_lstm_supports)
 def quantized_16bit_lstm(inputs: list[TensorInfo], outputs: list[TensorInfo]) -> Quantized16LSTMParams:
     name = "QUANTIZED_16BIT_LSTM"
     batch, input_size = _matrix(inputs[Q16_INPUT], name, "input (input 0)")
@@ -495,7 +526,67 @@ def reference_quantized_lstm(params: QuantizedLSTMParams, inputs: list[TensorInf
     return [out.astype(outputs[0].dtype), c.astype(outputs[1].dtype), out.astype(outputs[2].dtype)]
 
 
-@operation(OperationType.QUANTIZED_LSTM, signature=QUANTIZED_LSTM_SIGNATURE, reference=reference_quantized_lstm)
+def _quantized_lstm_supports(ctx: LoweringContext) -> bool:
+    """Decoded, scalars constant, shapes known, nothing zero-sized, and a cell scale 2^cell_shift the
+    kernel's rounding shift 30 + cell_shift covers."""
+    p = ctx.params
+    tensors = [t for t in [*ctx.inputs, *ctx.outputs] if not t.omitted]
+    return (params_ok(ctx) and scalars_constant(ctx, range(QL_CELL_CLIP, QL_HIDDEN_SCALE + 1)) and known(*tensors)
+            and min(p.batch, p.input_size, p.num_units, p.output_size) > 0 and p.cell_shift >= -30)
+
+
+def _gate_defines(p: QuantizedLSTMParams) -> dict:
+    """The per-gate literals of quantized_lstm.cl (zeros where a gate lacks the part)."""
+    d = {}
+    for g, q in enumerate(p.gates):
+        q = q or GateQuant((0, 0), (0, 0))
+        for name, pair in (("X", q.input), ("H", q.recurrent), ("C", q.peephole), ("LN", q.layer_norm)):
+            d[f"M_{name}{g}"], d[f"S_{name}{g}"] = pair or (0, 0)
+        d[f"VLIM{g}"] = q.variance_limit
+    return d
+
+
+def lower_quantized_lstm(ctx: LoweringContext) -> None:
+    """quantized_lstm.cl stages 1 (gate matmuls, into an int32 scratch [B, 4U]), 2 (cell; per batch row
+    with layer norm) and, with projection, 3; weights read in their HAL layout.  A tensor the node
+    lacks is passed as a placeholder of its element type the kernel never reads."""
+    p = ctx.params
+    cifg = p.use_cifg
+    peephole = p.gates[GATE_F].peephole is not None
+    layer_norm = p.gates[GATE_F].layer_norm is not None
+    projection = p.projection is not None
+    d = dict(_LITERALS, B=p.batch, I=p.input_size, U=p.num_units, O=p.output_size, CIFG=int(cifg),
+             PEEP=int(peephole), LN=int(layer_norm), PROJ=int(projection), PROJ_BIAS=int(p.projection_bias),
+             X_ZP=ctx.inputs[QL_INPUT].zero_point, H_ZP=ctx.inputs[QL_H_PREV].zero_point, CS=p.cell_shift,
+             HAS_CELL_CLIP=int(p.cell_clip > 0), CELL_CLIP=p.cell_clip,
+             HAS_PROJ_CLIP=int(p.projection_clip > 0), PROJ_CLIP=p.projection_clip,
+             M_HID=p.hidden[0], S_HID=p.hidden[1], HID_ZP=p.hidden_zero_point, **_gate_defines(p))
+    if projection:
+        d["M_P"], d["S_P"] = p.projection
+    pre = ctx.scratch("int32", p.batch * 4 * p.num_units)
+    c_prev = ctx.input(QL_C_PREV)
+
+    def gate_inputs(slots, placeholder, present=True):
+        return [ctx.input(i) if present and i is not None and not (cifg and g == GATE_I) else placeholder
+                for g, i in enumerate(slots)]
+
+    ctx.emit("quantized_lstm.cl", {**d, "STAGE": 1},
+             [ctx.input(QL_INPUT), ctx.input(QL_H_PREV)] + gate_inputs(QL_W_X, ctx.input(QL_W_X[GATE_F]))
+             + gate_inputs(QL_W_H, ctx.input(QL_W_H[GATE_F])), [pre], (p.num_units, 4, p.batch))
+    peep = [w for g, w in enumerate(gate_inputs(QL_W_C, c_prev, peephole)) if g != GATE_C]
+    ins = [pre, c_prev, *peep, *gate_inputs(QL_BIAS, pre, layer_norm), *gate_inputs(QL_LN, c_prev, layer_norm)]
+    m = ctx.scratch("int32", p.batch * p.num_units) if projection else None
+    outs = [ctx.output(1)] + ([m] if projection else [ctx.output(0), ctx.output(2)])
+    ctx.emit("quantized_lstm.cl", {**d, "STAGE": 2}, ins, outs,
+             (p.batch,) if layer_norm else (p.num_units, p.batch))
+    if projection:
+        bias = ctx.input(QL_B_PROJ) if p.projection_bias else m
+        ctx.emit("quantized_lstm.cl", {**d, "STAGE": 3}, [m, ctx.input(QL_W_PROJ), bias],
+                 [ctx.output(0), ctx.output(2)], (p.output_size, p.batch))
+
+
+@operation(OperationType.QUANTIZED_LSTM, signature=QUANTIZED_LSTM_SIGNATURE, reference=reference_quantized_lstm,
+           lower=lower_quantized_lstm, supports=_quantized_lstm_supports)
 def quantized_lstm(inputs: list[TensorInfo], outputs: list[TensorInfo]) -> QuantizedLSTMParams:
     name = "QUANTIZED_LSTM"
     present = _decode_quantized_lstm_presence(inputs, name)
