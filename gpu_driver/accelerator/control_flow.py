@@ -1,9 +1,12 @@
-"""Control flow (IF, WHILE) on an accelerator.
+"""Control flow (IF, WHILE) and operations with data-dependent output sizes on an accelerator.
 
-A subgraph holding IF or WHILE runs as a :class:`SubgraphProgram`: a list of steps, each either a
-*segment* — a maximal run of ordinary operations, compiled as a model of its own (an
-AcceleratorPreparedModel, specialised per input shape like any model with dynamic shapes) — or an IF
-/ WHILE, interpreted on the host.  Every tensor between steps stays in device memory (a
+A subgraph holding IF, WHILE or an operation whose output sizes depend on the data
+(BOX_WITH_NMS_LIMIT…: its family registers a ``data_dependent`` launch) runs as a
+:class:`SubgraphProgram`: a list of steps, each either a *segment* — a maximal run of ordinary
+operations, compiled as a model of its own (an AcceleratorPreparedModel, specialised per input shape
+like any model with dynamic shapes) — an IF / WHILE, interpreted on the host, or a data-dependent
+operation: its kernel writes the outputs at their largest and their row count, the one number read
+back to size them.  Every tensor between steps stays in device memory (a
 HardwareBuffer of this device, bound device-to-device by the segments); only the boolean of an IF
 condition or a WHILE condition subgraph is read back.  Referenced subgraphs (branches, condition,
 body) are programs too, built once at preparation.
@@ -18,23 +21,38 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from ..compiler.codegen import generate
+from ..compiler.ir import DataDependentKernel, KernelInstance
 from ..compiler.support import supported_nodes
 from ..errors import DriverError, failure
 from ..graph import operand_info
-from ..hal.model import DataLocation, Model, Operand, Operation, Request, RequestArgument, Subgraph
+from ..hal.model import DataLocation, Model, Operand, Operation, RequestArgument, Subgraph
 from ..hal.types import OPERAND_TYPE_INFO, ErrorStatus, OperandLifeTime, OperationType
 from ..memory import HardwareBuffer
 from ..ops.catalog import lookup
 from ..runtime.execution_limits import ExecutionContext, check_not_late
 from ..runtime.prepared_model import PreparedModel
-from ..validation import byte_size
+from ..runtime.request_binding import BoundRequest
+from ..validation import RequestShapes, byte_size
+from .prepared_model import COMPILE_TIME
 
 CONTROL_FLOW = (OperationType.IF, OperationType.WHILE)
 _CONSTANT = (OperandLifeTime.CONSTANT_COPY, OperandLifeTime.CONSTANT_REFERENCE)
 
 
+def _data_dependent(op: Operation) -> bool:
+    entry = lookup(op.type)
+    return entry is not None and entry.data_dependent is not None
+
+
+def _standalone(op: Operation) -> bool:
+    """A step of its own: IF, WHILE, or an operation with data-dependent output sizes."""
+    return op.type in CONTROL_FLOW or _data_dependent(op)
+
+
 def has_control_flow(model: Model) -> bool:
-    return any(op.type in CONTROL_FLOW for op in model.main.operations)
+    """Whether the model runs as steps (see the module docstring)."""
+    return any(_standalone(op) for op in model.main.operations)
 
 
 @dataclass
@@ -56,7 +74,7 @@ def _steps(subgraph: Subgraph) -> list[list[Operation] | Operation]:
     steps: list = []
     produced: set[int] = set()
     for op in subgraph.operations:
-        if op.type in CONTROL_FLOW:
+        if _standalone(op):
             steps.append(op)
             continue
         entry = lookup(op.type)
@@ -125,6 +143,19 @@ def _lowerable(op: Operation, features: frozenset) -> bool:
     return entry is not None and entry.lower is not None and entry.requires <= features
 
 
+def _declared(model: Model, subgraph: Subgraph, op: Operation) -> tuple[list, list]:
+    return ([operand_info(model, subgraph, i) for i in op.inputs],
+            [operand_info(model, subgraph, o) for o in op.outputs])
+
+
+def _data_dependent_ok(model: Model, subgraph: Subgraph, op: Operation) -> bool:
+    """Its launch exists for the declared operands (shapes unknown here count as known later)."""
+    ins, outs = _declared(model, subgraph, op)
+    if any(t.shape is None for t in ins[:3]):
+        return False
+    return lookup(op.type).data_dependent(ins, outs) is not None
+
+
 def _referenced_indexes(subgraph: Subgraph, op: Operation) -> list[int]:
     positions = (1, 2) if op.type == OperationType.IF else (0, 1)
     return [subgraph.operands[op.inputs[p]].location.offset for p in positions]
@@ -155,8 +186,10 @@ def control_flow_support(model: Model, features: frozenset) -> list[bool]:
                 else:
                     ok = supported_nodes(built[0], features)
                 flags.update({id(op): f for op, f in zip(step, ok)})
-            else:
+            elif step.type in CONTROL_FLOW:
                 flags[id(step)] = all(subgraph_ok(i, stack) for i in _referenced_indexes(subgraph, step))
+            else:
+                flags[id(step)] = _data_dependent_ok(model, subgraph, step)
         return [flags[id(op)] for op in subgraph.operations]
 
     try:
@@ -192,7 +225,11 @@ class _Segment:
             for idx, shape in zip(main.input_indexes, key):
                 if shape is not None and OPERAND_TYPE_INFO[operands[idx].type].is_tensor:
                     operands[idx] = replace(operands[idx], dimensions=list(shape))
-            prepared = self.device.prepare_model(replace(self.model, main=replace(main, operands=operands)))
+            started = time.perf_counter_ns()
+            try:
+                prepared = self.device.prepare_model(replace(self.model, main=replace(main, operands=operands)))
+            finally:
+                COMPILE_TIME.add(time.perf_counter_ns() - started)
             if len(self._shaped) >= self.MAX_SHAPED:
                 self._shaped.pop(next(iter(self._shaped)))
             self._shaped[key] = prepared
@@ -213,9 +250,13 @@ class _Segment:
             sizes = [byte_size(t, s) if s is not None else 256 for t, s in zip(self.types, shapes)]
             outs = [HardwareBuffer.blob(max(n, 1), device=self.device) for n in sizes]
             out_args = [RequestArgument(DataLocation(len(pools) + k, 0, n)) for k, n in enumerate(sizes)]
+            # the request is built here, correct by construction: bound without validation, which
+            # would refuse the zero-length arguments of zero-sized tensors
+            bound = BoundRequest(in_args, out_args, pools + outs, RequestShapes(
+                [None if v.buffer is None else tuple(v.shape) for v in tensors], list(shapes)))
             try:
-                result, _ = prepared.execute_synchronously(Request(in_args, out_args, pools + outs),
-                                                           deadline=ctx.deadline_ns)
+                result, _ = prepared.run_bound(bound, ExecutionContext(False, ctx.deadline_ns, ctx.loop_timeout_ns),
+                                               time.perf_counter_ns())
             except DriverError as exc:
                 if exc.status != ErrorStatus.OUTPUT_INSUFFICIENT_SIZE or not exc.output_shapes:
                     raise
@@ -226,6 +267,56 @@ class _Segment:
                 values[idx] = DeviceTensor(buf, dims, byte_size(t, dims))
             return
         raise failure("a control-flow segment's outputs kept growing")
+
+
+class _DataDependentStep:
+    """An operation with data-dependent output sizes: its kernel (compiled once per specialisation)
+    over the device tensors, its outputs sized by the row count it reports."""
+
+    def __init__(self, device, model: Model, subgraph: Subgraph, op: Operation):
+        self.device = device
+        self.op = op
+        self.hook = lookup(op.type).data_dependent
+        self.inputs, self.outputs = _declared(model, subgraph, op)
+        self._programs: dict[tuple, tuple] = {}
+
+    def _program(self, launch: DataDependentKernel):
+        key = (launch.template, tuple(sorted(launch.defines.items())))
+        found = self._programs.get(key)
+        if found is None:
+            backend = self.device.backend
+            kernel = KernelInstance(launch.template, dict(launch.defines), [], [], launch.global_size)
+            started = time.perf_counter_ns()
+            try:
+                source = generate([kernel], backend.compiler.prelude)
+                found = (backend.launcher.load(backend.compiler.compile(source), [kernel.name]), kernel.name)
+            finally:
+                COMPILE_TIME.add(time.perf_counter_ns() - started)
+            self._programs[key] = found
+        return found
+
+    def run(self, values: dict[int, DeviceTensor], ctx: ExecutionContext, read) -> None:
+        tensors = {p: read(values, self.op.inputs[p]) for p in range(len(self.op.inputs))
+                   if OPERAND_TYPE_INFO[self.inputs[p].type].is_tensor}
+        ins = [replace(t, shape=tensors[p].shape, known_shape=True) if p in tensors else t
+               for p, t in enumerate(self.inputs)]
+        launch = self.hook(ins, self.outputs)
+        if launch is None:
+            raise failure(f"{self.op.type.name}: no kernel for these operands")
+        program, name = self._program(launch)
+        backend = self.device.backend
+        allocator, launcher = backend.allocator, backend.launcher
+        outs = [HardwareBuffer.blob(max(n, 1), device=self.device) for n in launch.max_output_bytes]
+        counter = allocator.alloc(4)
+        args = ([tensors[p].buffer.device_buffer for p in launch.input_positions]
+                + [allocator.alloc(max(n, 1)) for n in launch.scratch_bytes]
+                + [o.device_buffer for o in outs] + [counter])
+        launcher.enqueue([launcher.make_launch(program, name, args, launch.global_size, None)])
+        count = int(allocator.download(counter, np.zeros(1, np.int32))[0])  # the one number read back
+        if count < 0:
+            raise failure(launch.error)
+        for idx, buf, shape, info in zip(self.op.outputs, outs, launch.shapes(count), self.outputs):
+            values[idx] = DeviceTensor(buf, tuple(shape), byte_size(info.type, shape))
 
 
 class SubgraphProgram:
@@ -245,6 +336,9 @@ class SubgraphProgram:
                 if built is not None:
                     self.steps.append(_Segment(device, built))
                 continue
+            if step.type not in CONTROL_FLOW:
+                self.steps.append(_DataDependentStep(device, model, subgraph, step))
+                continue
             for index in _referenced_indexes(subgraph, step):
                 if index not in programs:
                     programs[index] = None  # being built (validation refuses cycles)
@@ -255,7 +349,7 @@ class SubgraphProgram:
         values = dict(zip(self.subgraph.input_indexes, inputs))
         for step in self.steps:
             check_not_late(ctx.deadline_ns, "during the execution")
-            if isinstance(step, _Segment):
+            if isinstance(step, (_Segment, _DataDependentStep)):
                 step.run(values, ctx, self.read)
             elif step.type == OperationType.IF:
                 branch = _referenced_indexes(self.subgraph, step)[0 if self._condition(values, step.inputs[0]) else 1]
@@ -270,9 +364,9 @@ class SubgraphProgram:
         cond, body = self.programs[cond_index], self.programs[body_index]
         state = [self.read(values, i) for i in op.inputs[2:]]
         carried = len(body.subgraph.output_indexes)
-        start = time.monotonic_ns()
-        while True:
-            if time.monotonic_ns() - start > ctx.loop_timeout_ns:
+        start, compiled = time.monotonic_ns(), COMPILE_TIME.ns
+        while True:  # compiling a specialisation on first use does not count against the timeout
+            if time.monotonic_ns() - start - (COMPILE_TIME.ns - compiled) > ctx.loop_timeout_ns:
                 raise DriverError(ErrorStatus.MISSED_DEADLINE_TRANSIENT, "WHILE loop exceeded the loop timeout")
             check_not_late(ctx.deadline_ns, "during a WHILE loop")
             (flag,) = cond.run(state, ctx)

@@ -28,7 +28,7 @@ from ..compiler.ir import Work
 from ..hal.types import DeviceType
 
 #: dialect-neutral helper headers (in opencl_kernels/) appended to every prelude, in this order
-COMMON_HEADERS = ("fixed_point.h", "activations.h")
+COMMON_HEADERS = ("fixed_point.h", "activations.h", "nms.h")
 
 
 @dataclass

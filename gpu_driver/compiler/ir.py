@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Union
+from typing import Callable, Union
 
 import numpy as np
 
@@ -89,6 +89,24 @@ class KernelInstance:
     work: Work = Work.GRID                          # the shape of the work (the local size follows from it)
     node: int = -1                                  # graph node it came from (for profiling / debugging)
     name: str = ""                                  # unique kernel function name, filled by codegen
+
+
+@dataclass
+class DataDependentKernel:
+    """The launch of an operation whose output sizes depend on the data (BOX_WITH_NMS_LIMIT…): one
+    kernel whose parameters are the op inputs at ``input_positions``, scratch buffers of
+    ``scratch_bytes``, the outputs at their largest (``max_output_bytes``) and a one-int32 counter.
+    The kernel stores the number of rows it produced in the counter (negative: bad data, failing
+    the execution with ``error``); ``shapes(count)`` gives the outputs' shapes."""
+
+    template: str
+    defines: dict[str, Union[int, float, str]]
+    input_positions: list[int]
+    scratch_bytes: list[int]
+    max_output_bytes: list[int]
+    shapes: Callable[[int], list[tuple[int, ...]]]
+    error: str
+    global_size: tuple[int, ...] = (1,)
 
 
 @dataclass

@@ -20,7 +20,10 @@ DETECTION_POSTPROCESSING (all FL3; quant8 signed FL4).
 
 The accelerator runs AXIS_ALIGNED_BBOX_TRANSFORM (one work item per box and class) and
 DETECTION_POSTPROCESSING (decoding one work item per anchor, NMS one work item per batch) with
-``detection.cl``; the two operations with data-dependent sizes run on the reference device only.
+``detection.cl``.  The two operations with data-dependent sizes register a ``data_dependent`` launch
+instead of a lowering (``box_nms.cl``, ``proposals.cl``: one work item runs AOSP's sequential
+algorithm, writes the outputs at their largest and the row count); accelerators run them as steps of
+their own (accelerator.control_flow), reading back only that count.
 """
 from __future__ import annotations
 
@@ -30,9 +33,10 @@ from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
-from ..compiler.lowering_helpers import ctype, float_io, known, params_ok, trailing_scalars_constant, Work
+from ..compiler.ir import DataDependentKernel
+from ..compiler.lowering_helpers import ctype, fdef, float_io, known, params_ok, trailing_scalars_constant, Work
 from ..errors import failure
-from ..hal.types import OperandType, OperationType
+from ..hal.types import OPERAND_TYPE_INFO, OperandType, OperationType
 from .definition import OpParams, ShapeUnknown, TensorInfo, float_values, require, require_nonempty, stored_values
 from .registry import operation
 from .signature import BOOL, F16, F32, I32, Q8A, Q8AS, RANK4, OpContext, OpSignature, Variant, i32
@@ -373,8 +377,35 @@ def _needs_data(inputs: list[TensorInfo], tensors: range) -> None:
         raise ShapeUnknown("the output sizes depend on the input data")
 
 
+def box_with_nms_limit_launch(inputs: list[TensorInfo], outputs: list[TensorInfo]) -> DataDependentKernel | None:
+    """The accelerator's launch (box_nms.cl, one work item): every operand type, constant scalars."""
+    scores, rois = inputs[0], inputs[1]
+    if any(inputs[i].value is None for i in range(3, 9)) or scores.shape is None or len(scores.shape) != 2:
+        return None
+    kernel = int(inputs[5].value)
+    quant = scores.type in _QUANT8
+    if kernel not in (0, 1, 2) or rois.type != (Q16A if quant else scores.type) or outputs[0].type != scores.type \
+            or outputs[1].type != rois.type:
+        return None
+    r, k = (int(d) for d in scores.shape)
+    n = r * k
+    out = outputs[0]
+    d = {"T": ctype(scores), "TR": ctype(rois), **float_io(scores), **float_io(rois, "B_"), "R": r, "K": k,
+         "S_QUANT": int(quant), "S_ZP": scores.zero_point, "S_SCALE": fdef(scores.scale),
+         "B_QUANT": int(rois.type == Q16A), "B_ZP": rois.zero_point, "B_SCALE": fdef(rois.scale),
+         "O_QUANT": int(quant), "O_SCALE": fdef(out.scale), "O_ZP": out.zero_point,
+         "O_MIN": out.qrange[0] if quant else 0, "O_MAX": out.qrange[1] if quant else 0, "KERNEL": kernel,
+         "SCORE_THR": fdef(inputs[3].value), "MAXDET": int(inputs[4].value), "IOU_THR": fdef(inputs[6].value),
+         "SIGMA": fdef(inputs[7].value), "NMS_THR": fdef(inputs[8].value)}
+    size = lambda info: OPERAND_TYPE_INFO[info.type].byte_size  # noqa: E731
+    return DataDependentKernel("box_nms.cl", d, [0, 1, 2], [4 * n, 4 * n, 4 * n, 4 * n],
+                               [n * size(scores), 4 * n * size(rois), 4 * n, 4 * n],
+                               lambda c: [(c,), (c, 4), (c,), (c,)],
+                               "BOX_WITH_NMS_LIMIT: a box has x1 > x2 or y1 > y2")
+
+
 @operation(OperationType.BOX_WITH_NMS_LIMIT, signature=BOX_WITH_NMS_LIMIT_SIGNATURE,
-           reference=reference_box_with_nms_limit)
+           reference=reference_box_with_nms_limit, data_dependent=box_with_nms_limit_launch)
 def box_with_nms_limit(inputs: list[TensorInfo], outputs: list[TensorInfo]) -> NmsParams:
     name = "BOX_WITH_NMS_LIMIT"
     sd, rd, bd = (t.dims() for t in inputs[:3])
@@ -428,8 +459,49 @@ def reference_generate_proposals(params: ProposalParams, inputs: list[TensorInfo
             np.concatenate(out_batches).astype(np.int32)]
 
 
+def _dequant_defines(prefix: str, info: TensorInfo) -> dict:
+    """{prefix}QUANT / _ZP / _SCALE: how a kernel reads ``info`` as float ((q − zp)·scale when quantized)."""
+    return {f"{prefix}QUANT": int(info.is_quantized), f"{prefix}ZP": info.zero_point,
+            f"{prefix}SCALE": fdef(info.scale)}
+
+
+def _requant_defines(prefix: str, info: TensorInfo) -> dict:
+    """{prefix}SCALE / _ZP / _MIN / _MAX: how a kernel stores a float into the quantized ``info``."""
+    lo, hi = info.qrange if info.is_quantized else (0, 0)
+    return {f"{prefix}SCALE": fdef(info.scale or 1.0), f"{prefix}ZP": info.zero_point, f"{prefix}MIN": lo,
+            f"{prefix}MAX": hi}
+
+
+def generate_proposals_launch(inputs: list[TensorInfo], outputs: list[TensorInfo]) -> DataDependentKernel | None:
+    """The accelerator's launch (proposals.cl, one work item): every operand type, constant scalars."""
+    if any(inputs[i].value is None for i in range(4, 11)) or inputs[0].shape is None or len(inputs[0].shape) != 4:
+        return None
+    scores, deltas, anchors, image = inputs[:4]
+    nchw = bool(inputs[10].value)
+    sd = tuple(int(v) for v in scores.shape)
+    b, h, w, a = (sd[0], sd[2], sd[3], sd[1]) if nchw else sd
+    n = h * w * a
+    if nchw:
+        strides = {"SN": a * h * w, "SY": w, "SX": 1, "SA": h * w, "SN4": 4 * a * h * w, "SY4": w, "SX4": 1, "SA4": h * w}
+    else:
+        strides = {"SN": h * w * a, "SY": w * a, "SX": a, "SA": 1, "SN4": h * w * 4 * a, "SY4": w * 4 * a, "SX4": 4 * a,
+                   "SA4": 1}
+    d = {"T": ctype(scores), "TD": ctype(deltas), "TA": ctype(anchors), "TI": ctype(image), "TB": ctype(outputs[1]),
+         **float_io(scores), **float_io(deltas, "D_"), **float_io(anchors, "A_"), **float_io(image, "I_"),
+         **float_io(outputs[1], "B_"), **_dequant_defines("S_", scores), **_dequant_defines("D_", deltas),
+         **_dequant_defines("A_", anchors), **_dequant_defines("I_", image), **_requant_defines("O_", outputs[0]),
+         **_requant_defines("OB_", outputs[1]), "B_QUANT": int(outputs[1].is_quantized), "B": b, "H": h, "W": w,
+         "A": a, **strides, "HS": fdef(inputs[4].value), "WS": fdef(inputs[5].value), "PRE_TOP": int(inputs[6].value),
+         "POST_TOP": int(inputs[7].value), "IOU_THR": fdef(inputs[8].value), "MIN_SIZE": fdef(inputs[9].value)}
+    size = lambda info: OPERAND_TYPE_INFO[info.type].byte_size  # noqa: E731
+    rows = b * n
+    return DataDependentKernel("proposals.cl", d, [0, 1, 2, 3], [16 * n, 4 * n, 4 * n, 4 * n, 4 * n],
+                               [rows * size(outputs[0]), 4 * rows * size(outputs[1]), 4 * rows],
+                               lambda c: [(c,), (c, 4), (c,)], "GENERATE_PROPOSALS: an anchor has x1 > x2 or y1 > y2")
+
+
 @operation(OperationType.GENERATE_PROPOSALS, signature=GENERATE_PROPOSALS_SIGNATURE,
-           reference=reference_generate_proposals)
+           reference=reference_generate_proposals, data_dependent=generate_proposals_launch)
 def generate_proposals(inputs: list[TensorInfo], outputs: list[TensorInfo]) -> ProposalParams:
     name = "GENERATE_PROPOSALS"
     nchw = bool(inputs[10].scalar())

@@ -16,6 +16,7 @@ from .definition import OpParams, TensorInfo
 from .signature import OpSignature
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only
+    from ..compiler.ir import DataDependentKernel
     from ..compiler.lowering import LoweringContext
 
 Definition = Callable[[list[TensorInfo], list[TensorInfo]], OpParams]
@@ -26,6 +27,10 @@ ReferenceKernel = Callable[[OpParams, list[TensorInfo], list[TensorInfo]], list[
 Lowering = Callable[["LoweringContext"], None]
 #: ``fn(ctx) -> bool``: whether the lowering runs this node exactly as stated (must be truthful)
 SupportPredicate = Callable[["LoweringContext"], bool]
+#: ``fn(inputs, outputs) -> DataDependentKernel | None``: the launch of an operation whose output sizes
+#: depend on the data, for these operands (shapes known, scalars constant); None when its kernel does
+#: not run them (accelerators run such an operation as a step of its own, accelerator.control_flow)
+DataDependentLowering = Callable[[list[TensorInfo], list[TensorInfo]], "DataDependentKernel | None"]
 #: ``fn(inputs) -> index``: the input holding the fused activation code, None when there is none
 FusedActivationInput = Callable[[list[TensorInfo]], "int | None"]
 
@@ -47,6 +52,7 @@ class OperationDef:
     #: axes, a target shape or slice bounds; when one is a model input, accelerators specialise the
     #: kernels on its value at execution
     value_inputs: tuple[int, ...] = ()
+    data_dependent: DataDependentLowering | None = None
 
 
 REGISTRY: dict[OperationType, OperationDef] = {}
@@ -55,7 +61,7 @@ REGISTRY: dict[OperationType, OperationDef] = {}
 def operation(op_type: OperationType, *, signature: OpSignature, reference: ReferenceKernel,
               lower: Lowering | None = None, supports: SupportPredicate | None = None,
               requires: Sequence[str] = (), fused_activation_input: FusedActivationInput | None = None,
-              value_inputs: Sequence[int] = ()):
+              value_inputs: Sequence[int] = (), data_dependent: DataDependentLowering | None = None):
     """Register the decorated definition of ``op_type`` with the rest of what the driver knows of it.
 
     Stack one decorator per operation code when several share a definition."""
@@ -64,7 +70,8 @@ def operation(op_type: OperationType, *, signature: OpSignature, reference: Refe
         if op_type in REGISTRY:
             raise ValueError(f"{op_type.name} is registered twice")
         REGISTRY[op_type] = OperationDef(op_type, signature, define, reference, lower, supports,
-                                         frozenset(requires), fused_activation_input, tuple(value_inputs))
+                                         frozenset(requires), fused_activation_input, tuple(value_inputs),
+                                         data_dependent)
         return define
 
     return register

@@ -113,6 +113,26 @@ def test_nvrtc_compiles_to_cubin(arch):
 PER_TEMPLATE = 24
 
 
+def _data_dependent_kernels(model):
+    """The launches of the model's operations with data-dependent output sizes (run as steps of their
+    own by accelerator.control_flow, not through the compiler), for its declared operands."""
+    from gpu_driver.compiler.ir import KernelInstance
+    from gpu_driver.graph import operand_info
+    from gpu_driver.ops.catalog import lookup
+
+    for op in model.main.operations:
+        entry = lookup(op.type)
+        if entry is None or entry.data_dependent is None:
+            continue
+        ins = [operand_info(model, model.main, i) for i in op.inputs]
+        outs = [operand_info(model, model.main, o) for o in op.outputs]
+        if any(t.shape is None or 0 in t.shape for t in ins[:3]):
+            continue
+        launch = entry.data_dependent(ins, outs)
+        if launch is not None:
+            yield KernelInstance(launch.template, dict(launch.defines), [], [], launch.global_size)
+
+
 def _conformance_kernels():
     """Distinct kernel instances of the conformance cases the accelerator supports, lowered as an
     execution with the case's inputs would be (value inputs specialised), at most PER_TEMPLATE per
@@ -126,6 +146,9 @@ def _conformance_kernels():
         for case in load(version):
             try:
                 model = build_model(case)
+                for k in _data_dependent_kernels(model):
+                    key = tuple(sorted((n, str(v)) for n, v in k.defines.items()))
+                    by_template.setdefault(k.template, {}).setdefault(key, k)
                 if not all(supported_nodes(model)):
                     continue
                 inputs = inputs_of(case)
