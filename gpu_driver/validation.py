@@ -7,10 +7,17 @@ shapes are known.  :func:`validate_request` applies §9.2 against a validated mo
 combined argument shapes.  Every violation raises ``DriverError(INVALID_ARGUMENT)`` whose message
 names the operand / operation / argument and the rule; malformed Python objects (wrong types,
 None, negative numbers) are violations too, never a TypeError.
+
+Experimental operation codes (feature level ``hal.types.FEATURE_LEVEL_EXPERIMENTAL``, operations.md
+App. A) exist only when the environment variable ``GPU_DRIVER_EXPERIMENTAL=1`` is set; it is read
+at every model validation (:func:`experimental_enabled`), off by default.  With it off a model
+that uses one is refused (INVALID_ARGUMENT naming the switch); with it on the operation is
+validated by its signature like any other, and never raises the feature level a model needs.
 """
 from __future__ import annotations
 
 import math
+import os
 import re
 from dataclasses import dataclass
 
@@ -23,14 +30,21 @@ from .graph import build_graph
 from .memory import Memory
 from .ops.catalog import implemented_feature_level, lookup
 from .ops.signature import OpContext, check_signature
-from .hal.types import FLT_MAX, OPERAND_TYPE_INFO, UINT32_MAX, OperandLifeTime, OperandType, OperationType, \
-    operation_feature_level
+from .hal.types import FEATURE_LEVEL_EXPERIMENTAL, FLT_MAX, OPERAND_TYPE_INFO, UINT32_MAX, OperandLifeTime, \
+    OperandType, OperationType, operation_feature_level
 
 INT32_MIN, INT32_MAX = -2**31, 2**31 - 1
 _EXTENSION_NAME = re.compile(r"^[a-z0-9._]*\.[a-z0-9._]*$")
 _CONSTANT_LIFETIMES = (OperandLifeTime.CONSTANT_COPY, OperandLifeTime.CONSTANT_REFERENCE)
 _CONTROL_FLOW = (OperationType.IF, OperationType.WHILE)
 _OEM_TYPES = (OperandType.OEM, OperandType.TENSOR_OEM_BYTE)
+#: the switch that makes experimental operation codes exist (see the module docstring)
+EXPERIMENTAL_ENV = "GPU_DRIVER_EXPERIMENTAL"
+
+
+def experimental_enabled() -> bool:
+    """Whether experimental operation codes exist: ``GPU_DRIVER_EXPERIMENTAL=1`` in the environment now."""
+    return os.environ.get(EXPERIMENTAL_ENV, "").strip().lower() in ("1", "true", "yes", "on")
 
 
 @dataclass
@@ -417,7 +431,12 @@ class _ModelValidator:
         if t == OperationType.OEM_OPERATION:
             self.need(1, what)
             return
-        self.need(fl, f"{what} ({t.name})")
+        if fl == FEATURE_LEVEL_EXPERIMENTAL:
+            if not experimental_enabled():
+                raise invalid(f"{what}: {t.name} (code {int(t)}) is an experimental operation; set "
+                              f"{EXPERIMENTAL_ENV}=1 to enable experimental operations")
+        else:
+            self.need(fl, f"{what} ({t.name})")
         entry = lookup(t)
         if entry is not None:
             ctx = OpContext(k, op, sg.operands)

@@ -186,11 +186,20 @@ class OperationType(enum.IntEnum):
     MIRROR_PAD = 104
     REVERSE = 105
     OEM_OPERATION = 10000
+    DENSIFY = 20000  # experimental (operations.md App. A): only with GPU_DRIVER_EXPERIMENTAL=1
+
+
+#: the level of experimental operation codes (AOSP's ANEURALNETWORKS_FEATURE_LEVEL_EXPERIMENTAL):
+#: above every released level, never reported by the driver; validation admits them only when
+#: experimental features are switched on (gpu_driver.validation)
+FEATURE_LEVEL_EXPERIMENTAL = 0x7FFFFFFF
 
 
 def operation_feature_level(op: OperationType) -> int:
     """Feature level at which an operation code first appeared (operations.md index)."""
     code = int(op)
+    if op == OperationType.DENSIFY:
+        return FEATURE_LEVEL_EXPERIMENTAL
     if code <= 28:
         return 1
     if code <= 37:

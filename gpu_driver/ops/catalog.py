@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..errors import invalid
 from ..hal.types import OperationType, operation_feature_level
-from . import (activation, binary, comparison, concatenation, conv, conversion, detection,  # noqa: F401
+from . import (activation, binary, comparison, concatenation, conv, conversion, densify, detection,  # noqa: F401
                fully_connected, logical, lsh, matmul, normalization, padding, pooling, random_multinomial, recurrent,
                quantized_lstm, reduction, resize, roi, shape_ops, slicing, table_lookup, unary)
 from .definition import OpParams, TensorInfo

@@ -17,6 +17,7 @@ from ..builder import ModelBuilder
 from ..errors import DriverError, invalid
 from ..hal.model import Model, SymmPerChannelQuantParams
 from ..hal.types import OperandType as T, OperationType
+from ..ops.densify import SparseFormatError, SparseLevel, expand_sparse
 from .reader import TENSOR_DTYPES, Subgraph, Tensor, TfliteModel
 
 
@@ -44,59 +45,45 @@ class ImportedModel:
 
 def densify(tensor: Tensor) -> np.ndarray:
     """A sparse constant (TACO format: traversal order, dense/CSR dimension metadata, block map) as a
-    dense array of the tensor's shape."""
+    dense array of the tensor's shape, expanded by :func:`gpu_driver.ops.densify.expand_sparse`."""
     sp = tensor.sparse
     order = [int(d) for d in sp.TraversalOrderAsNumpy()]
     block_map = [int(d) for d in sp.BlockMapAsNumpy()] if not sp.BlockMapIsNone() else []
     rank = len(tensor.shape)
-    dims = []
-    for k in range(sp.DimMetadataLength()):
-        meta = sp.DimMetadata(k)
-        if meta.Format() == 0:  # DENSE
-            dims.append(("dense", int(meta.DenseSize()), None, None))
-        else:
-            seg = meta.ArraySegments()
-            idx = meta.ArrayIndices()
-            seg_cls, idx_cls = _index_vector_class(meta.ArraySegmentsType()), _index_vector_class(meta.ArrayIndicesType())
-            s, i = seg_cls(), idx_cls()
-            s.Init(seg.Bytes, seg.Pos)
-            i.Init(idx.Bytes, idx.Pos)
-            dims.append(("sparse", 0, [int(v) for v in s.ValuesAsNumpy()], [int(v) for v in i.ValuesAsNumpy()]))
-    # expanded (blocked) shape: the original dims, then one per block map entry
-    block_sizes = [dims[rank + j][1] for j in range(len(block_map))]
-    expanded = list(tensor.shape)
+    metas = [sp.DimMetadata(k) for k in range(sp.DimMetadataLength())]
+    if len(metas) != len(order) or len(order) != rank + len(block_map):
+        raise Unsupported(f"sparse tensor {tensor.name!r}: {len(metas)} dimension metadata, a traversal order "
+                          f"of {len(order)} and a block map of {len(block_map)} for rank {rank}")
+    # TF Lite stores the size of DENSE levels only: a SPARSE_CSR level of dimension d spans the
+    # tensor's size over the (DENSE) blocks that divide d, as TF Lite's FormatConverter reads it
+    level_of = {dim: level for level, dim in enumerate(order)}
+    blocked = list(tensor.shape)
     for j, d in enumerate(block_map):
-        expanded[d] //= block_sizes[j]
-    expanded += block_sizes
-    out = np.zeros(expanded, dtype=tensor.data.dtype)
-    values = tensor.data.reshape(-1)
-    pos = [0]
-    coord = [0] * len(order)
-
-    def walk(level: int, parent: int) -> None:
-        kind, size, segments, indices = dims[level]
-        if kind == "dense":
-            children = [(c, parent * size + c) for c in range(size)]
-        else:
-            children = [(indices[p], p) for p in range(segments[parent], segments[parent + 1])]
-        for c, child in children:
-            coord[order[level]] = c
-            if level + 1 == len(order):
-                out[tuple(coord)] = values[pos[0]]
-                pos[0] += 1
-            else:
-                walk(level + 1, child)
-
-    walk(0, 0)
-    if block_map:  # fold each block dimension back into its original dimension
-        perm, shape = [], []
-        for d in range(rank):
-            perm.append(d)
-            shape.append(tensor.shape[d])
-            if d in block_map:
-                perm.append(rank + block_map.index(d))
-        out = out.transpose(perm).reshape(tensor.shape)
-    return out.reshape(tensor.shape)
+        block = metas[level_of[rank + j]] if rank + j in level_of else None
+        if block is None or block.Format() != 0 or not 0 <= d < rank:
+            raise Unsupported(f"sparse tensor {tensor.name!r}: block dimension {j} is not a DENSE block of a dimension")
+        blocked[d] //= max(int(block.DenseSize()), 1)
+    levels = []
+    for meta, dim in zip(metas, order):
+        if meta.Format() == 0:  # DENSE
+            levels.append(SparseLevel(int(meta.DenseSize())))
+            continue
+        seg = meta.ArraySegments()
+        idx = meta.ArrayIndices()
+        seg_cls, idx_cls = _index_vector_class(meta.ArraySegmentsType()), _index_vector_class(meta.ArrayIndicesType())
+        s, i = seg_cls(), idx_cls()
+        s.Init(seg.Bytes, seg.Pos)
+        i.Init(idx.Bytes, idx.Pos)
+        levels.append(SparseLevel(blocked[dim] if dim < rank else 0, s.ValuesAsNumpy() if s.ValuesLength() else [],
+                                  i.ValuesAsNumpy() if i.ValuesLength() else []))
+    try:
+        out = expand_sparse(tensor.data, order, block_map, levels)
+    except SparseFormatError as err:
+        raise Unsupported(f"sparse tensor {tensor.name!r}: {err}") from None
+    if out.shape != tuple(tensor.shape):
+        raise Unsupported(f"sparse tensor {tensor.name!r}: its metadata describe shape {list(out.shape)}, "
+                          f"the tensor has {list(tensor.shape)}")
+    return out
 
 
 def _index_vector_class(kind: int):
