@@ -99,21 +99,27 @@ def test_add16_mode(benchmark, mode, add16):
     _pedantic(benchmark, ADD_GROUP, mode, fn, ADD_ROUNDS // per_round, per_round)
 
 
-def test_add16_bare_pyopencl(benchmark, pocl):
+def _bare_run(pocl):
+    """The one-ADD work in bare PyOpenCL: non-blocking copies in, the kernel, the copy out, one host wait."""
     import pyopencl as cl
     q, k, A, B, O, a, out = _bare_add(pocl)
 
-    def run():  # non-blocking copies in, the kernel, the copy out, one host wait
+    def run():
         for dst, src in ((A, a), (B, a)):
             cl.enqueue_copy(q, dst, src, is_blocking=False)
         cl.enqueue_nd_range_kernel(q, k, (16,), None)
         cl.enqueue_copy(q, out, O, is_blocking=False)
         q.finish()
+    return run
 
-    _pedantic(benchmark, ADD_GROUP, "bare pyopencl, one wait", run, ADD_ROUNDS)
+
+def test_add16_bare_pyopencl(benchmark, pocl):
+    _pedantic(benchmark, ADD_GROUP, "bare pyopencl, one wait", _bare_run(pocl), ADD_ROUNDS)
 
 
-def test_add16_onnxruntime(benchmark):
+def _onnx_add16():
+    """(ONNX Runtime's session.run of a one-Add model on [1, 16] floats, onnxruntime version); skips
+    without onnx / onnxruntime."""
     onnx = pytest.importorskip("onnx")
     ort = pytest.importorskip("onnxruntime")
     from onnx import TensorProto, helper
@@ -128,8 +134,49 @@ def test_add16_onnxruntime(benchmark):
     x = np.ones((1, 16), np.float32)
     feed = {"a": x, "b": x}
     np.testing.assert_array_equal(session.run(None, feed)[0], 2.0)
-    _pedantic(benchmark, ADD_GROUP, "onnxruntime session.run", lambda: session.run(None, feed), ADD_ROUNDS)
-    benchmark.extra_info["onnxruntime"] = ort.__version__
+    return (lambda: session.run(None, feed)), ort.__version__
+
+
+def test_add16_onnxruntime(benchmark):
+    run, version = _onnx_add16()
+    _pedantic(benchmark, ADD_GROUP, "onnxruntime session.run", run, ADD_ROUNDS)
+    benchmark.extra_info["onnxruntime"] = version
+
+
+ALTERNATING_ROUNDS = 1000
+
+
+def test_add16_alternating(benchmark, pocl, add16):
+    """Every mode once per round, the order rotating from round to round, so each ratio compares
+    calls made at the same moments (an idle VM and a busy one differ by 2-5x in wake-up costs).
+    The medians in µs and the ratios to sync go to extra_info."""
+    import time
+
+    modes = {m: _mode(m, *add16, ADD_CHAIN) for m in ("sync", "async", "burst", "reusable", "fenced",
+                                                       f"fenced chain of {ADD_CHAIN}")}
+    modes["bare pyopencl, one wait"] = (_bare_run(pocl), 1)
+    try:
+        modes["onnxruntime session.run"] = (_onnx_add16()[0], 1)
+    except pytest.skip.Exception:
+        pass
+    names = list(modes)
+    times: dict[str, list[float]] = {n: [] for n in names}
+    rotation = [0]
+
+    def one_round():
+        start = rotation[0] % len(names)
+        rotation[0] += 1
+        for name in names[start:] + names[:start]:
+            fn, per_round = modes[name]
+            t0 = time.perf_counter_ns()
+            fn()
+            times[name].append((time.perf_counter_ns() - t0) / 1000 / per_round)
+
+    benchmark.group = ADD_GROUP + "-alternating"
+    benchmark.pedantic(one_round, rounds=ALTERNATING_ROUNDS, iterations=1, warmup_rounds=20)
+    medians = {n: float(np.median(v)) for n, v in times.items()}
+    benchmark.extra_info["median_us"] = medians
+    benchmark.extra_info["ratio_to_sync"] = {n: m / medians["sync"] for n, m in medians.items()}
 
 
 # ---- MobileNet v2 ---------------------------------------------------------------------------------------
