@@ -27,7 +27,7 @@ from ..compiler.support import value_input_positions
 from ..errors import DriverError, failure
 from ..graph import build_graph
 from ..hal.model import Model
-from ..hal.types import ExecutionPreference, OutputShape
+from ..hal.types import ErrorStatus, ExecutionPreference, OutputShape
 from ..memory import HardwareBuffer
 from ..runtime.driver_buffer import DriverBuffer
 from ..runtime.execution_limits import ExecutionContext, check_not_late
@@ -101,7 +101,7 @@ class AcceleratorPreparedModel(PreparedModel):
                 graph = build_graph(model, model.main)
                 if graph.fully_specified and not self._value_positions and \
                         all(graph.tensors[i].known_shape for i in model.main.input_indexes):
-                    compiled = compile_model(model, self.backend)
+                    compiled = self._compile_all_inputs_present(graph)
             if compiled is not None:
                 self._static = Specialization(compiled, instantiate(self.backend, compiled))
                 self._specs[self._signature_of(compiled.plan.input_shapes)] = self._static
@@ -109,6 +109,19 @@ class AcceleratorPreparedModel(PreparedModel):
             raise
         except Exception as exc:  # device or compiler trouble
             raise failure(f"preparation on {device.name} failed: {type(exc).__name__}: {exc}") from exc
+
+    def _compile_all_inputs_present(self, graph) -> CompiledModel | None:
+        """The shape-static specialisation: every model input given (an execution that omits an
+        optional one gets its own).  None when the definitions refuse some input present — say the weight of
+        a sparse hash projection, valid only when the request omits it: every execution is
+        then specialised on what its request gives."""
+        shapes = [graph.tensors[i].shape for i in self.model.main.input_indexes]
+        try:
+            return compile_model(self.model, self.backend, shapes)
+        except DriverError as exc:
+            if exc.status != ErrorStatus.INVALID_ARGUMENT:
+                raise
+            return None
 
     @staticmethod
     def _signature_of(shapes) -> tuple:

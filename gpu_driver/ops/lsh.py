@@ -15,8 +15,8 @@ Lowered: hash F32 or F16 (weight the same type), input F32/F16/I32/Q8A of any ra
 or model inputs.  Refused (``supports`` is False):
 - items over MAX_ITEM_BYTES (1024) bytes: the key is a private array of 4 + item bytes;
 - zero-sized inputs (no items, or no hash bits): the reference fails those executions;
-- a sparse projection whose weight input is a model input / temporary (presence only known at
-  execution; the reference requires it omitted, the accelerators cannot run omitted inputs);
+- a sparse projection with a weight (the definition requires it omitted; a weight that is a model
+  input is decided per execution, the kernels never read it);
 - a non-constant type argument, unknown shapes.
 A DENSE weight that is a model input is taken as present (omitting it fails the execution on both
 the reference and the accelerator).  The kernel needs fp64 (OpenCL: cl_khr_fp64).
@@ -153,8 +153,9 @@ def _supports(ctx: LoweringContext) -> bool:
             return False
         if not known(weight) or weight.type != hash_.type:
             return False
-    elif p.has_weight is not False:
-        return False  # sparse kinds need the weight omitted; undecided presence is refused
+    elif p.has_weight is True:
+        return False  # sparse kinds need the weight omitted (a model input is decided per execution:
+        # the accelerator specialises on whether the request gives it, as the definition requires)
     return True
 
 

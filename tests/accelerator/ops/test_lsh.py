@@ -129,11 +129,20 @@ def test_lsh_projection_largest_item(device):
     assert device.get_supported_operations(model) == [False]
 
 
-def test_lsh_projection_refusals(device):
-    # sparse projection with a weight whose presence is only known at execution
+def test_lsh_projection_undecided_weights(device):
+    # sparse projection with a weight whose presence is only known at execution: runs when the request
+    # omits it (the reference's answer), fails that execution like the reference when it is given
     model, _ = single_op(OP.LSH_PROJECTION, [In(F32, (2, 3)), In(F32, (4, 2)), In(F32, (4,)), i32(SPARSE)],
                          [Out(I32T)])
-    assert device.get_supported_operations(model) == [False]
+    assert device.get_supported_operations(model) == [True]
+    rng = np.random.default_rng(9)
+    hashes, items = rng.uniform(-1, 1, (2, 3)).astype(np.float32), rng.uniform(-1, 1, (4, 2)).astype(np.float32)
+    want = gpu_driver.get_device("reference").prepare_model(model).execute([hashes, items, None])
+    prepared = device.prepare_model(model)
+    np.testing.assert_array_equal(prepared.execute([hashes, items, None])[0], want[0])
+    with pytest.raises(gpu_driver.DriverError) as err:
+        prepared.execute([hashes, items, np.ones(4, np.float32)])
+    assert err.value.status == gpu_driver.ErrorStatus.INVALID_ARGUMENT
     # DENSE with a model-input weight is supported (it must be given at execution)
     model, _ = single_op(OP.LSH_PROJECTION, [In(F32, (2, 3)), In(F32, (4, 2)), In(F32, (4,)), i32(DENSE)],
                          [Out(I32T)])
