@@ -1,6 +1,7 @@
 """``gpu-driver``: list devices (``info``), run a TF Lite model (``run``), benchmark devices — the zoo
 MobileNets against the reference device, or ``.tflite`` models against TF Lite on the CPU
-(``bench``) — and measure the capability figures they report (``calibrate``)."""
+(``bench``) — measure the capability figures they report (``calibrate``) and write a model's graph
+(``dump``)."""
 from __future__ import annotations
 
 import argparse
@@ -182,6 +183,24 @@ def _bench(args) -> int:
     return 0
 
 
+def _dump(args) -> int:
+    from . import graph_dump
+
+    device = _device(args.device) if args.device else None
+    text = graph_dump.to_dot(graph_dump.resolve_model(args.model), device)
+    with open(args.dot, "w") as f:
+        f.write(text)
+    print(f"graph written to {args.dot}")
+    if args.svg:
+        renderer = graph_dump.render_svg(args.dot, args.svg)
+        if renderer is None:
+            print(f"note: no Graphviz renderer (the 'dot' program or the graphviz package): only {args.dot} "
+                  f"was written, not {args.svg}; render it with: dot -Tsvg {args.dot} -o {args.svg}")
+        else:
+            print(f"SVG written to {args.svg}")
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="gpu-driver", description="gpu_driver devices and benchmarks")
     parser.add_argument("--version", action="version", version=f"gpu-driver {__version__}")
@@ -207,9 +226,17 @@ def main(argv=None) -> int:
     bench.add_argument("--html", metavar="FILE", help="write a self-contained HTML report")
     calibrate = sub.add_parser("calibrate", help="re-measure the capability figures of accelerator devices")
     calibrate.add_argument("--device", help="one device name (default: every accelerator device)")
+    dump = sub.add_parser("dump", help="write a model's graph as Graphviz text: operands, operations and, for an "
+                                       "accelerator device, fused groups and the memory plan")
+    dump.add_argument("model", help="a .tflite file or a zoo model name: NAME[:WIDTH[:RESOLUTION]] "
+                                    f"({', '.join(sorted(models.MODELS))})")
+    dump.add_argument("--dot", required=True, metavar="FILE.dot", help="the Graphviz text to write")
+    dump.add_argument("--svg", metavar="FILE.svg", help="also render it, when Graphviz is installed")
+    dump.add_argument("--device", help="device name: adds its fused groups and memory plan (default: none)")
     args = parser.parse_args(argv)
     try:
-        return {"info": _info, "run": _run, "bench": _bench, "calibrate": _calibrate}[args.command](args)
+        return {"info": _info, "run": _run, "bench": _bench, "calibrate": _calibrate,
+                "dump": _dump}[args.command](args)
     except DriverError as exc:
         print(f"gpu-driver: error: {exc}", file=sys.stderr)
         return 2
