@@ -113,7 +113,10 @@ def byte_size(operand_type: OperandType, dims) -> int:
 
 
 def combine_dims(model_dims, request_dims, what: str) -> list[int]:
-    """operands.md §2 combination: same rank if both known; per axis, known values must agree."""
+    """operands.md §2 combination of a request argument's dimensions with the model operand's: same
+    rank if both known; per axis the request may differ from the model only where the model's entry
+    is 0 (unknown) -- a 0 in the request where the model fixes the axis is an error too (AOSP
+    validateRequestArguments)."""
     if not model_dims:
         return list(request_dims)
     if not request_dims:
@@ -122,7 +125,10 @@ def combine_dims(model_dims, request_dims, what: str) -> list[int]:
         raise invalid(f"{what}: rank {len(request_dims)} differs from the model's rank {len(model_dims)}")
     out = []
     for axis, (m, r) in enumerate(zip(model_dims, request_dims)):
-        if m and r and m != r:
+        if m and m != r:
+            if r == 0:
+                raise invalid(f"{what}: dimension {axis} is 0 (unspecified) but the model specifies {m}; "
+                              "a request may only leave unknown model dimensions unspecified")
             raise invalid(f"{what}: dimension {axis} is {r} but the model specifies {m}")
         out.append(m or r)
     return out
@@ -629,6 +635,20 @@ def _validate_request(request: Request, model: Model, resolve_token, allow_unspe
                     raise invalid(f"{what}: model input operand {idx} feeds an operation input that cannot be omitted")
                 shapes.append(None)
                 continue
+            # dimensions first (as AOSP does): a zero-sized input is reported as such, not as length 0
+            if not info.is_tensor:
+                if dims:
+                    raise invalid(f"{what}: scalar operand {idx} ({operand.type.name}) takes no dimensions, got {dims}")
+                combined: list[int] | None = []
+            else:
+                combined = combine_dims(list(operand.dimensions), dims, what)
+            known = info.is_tensor and bool(combined) and 0 not in combined or not info.is_tensor
+            if not is_output and not known:
+                raise invalid(f"{what}: input shape {combined} of operand {idx} is not fully specified "
+                              "(inputs must give every dimension, none 0)")
+            if is_output and not known and not allow_unspecified_outputs:
+                raise invalid(f"{what}: output shape {combined} of operand {idx} must be fully specified "
+                              "for this execution")
             if pool >= len(sizes):
                 raise invalid(f"{what}: pool_index {pool} out of range ({len(sizes)} pools)")
             size = sizes[pool]
@@ -638,18 +658,6 @@ def _validate_request(request: Request, model: Model, resolve_token, allow_unspe
                                   f"pool {pool} of {size} bytes")
                 if length == 0:
                     raise invalid(f"{what}: length must be > 0 for a pool of known size")
-            if not info.is_tensor:
-                if dims:
-                    raise invalid(f"{what}: scalar operand {idx} ({operand.type.name}) takes no dimensions, got {dims}")
-                combined: list[int] | None = []
-            else:
-                combined = combine_dims(list(operand.dimensions), dims, what)
-            known = info.is_tensor and bool(combined) and 0 not in combined or not info.is_tensor
-            if not is_output and not known:
-                raise invalid(f"{what}: input shape {combined} of operand {idx} is not fully specified")
-            if is_output and not known and not allow_unspecified_outputs:
-                raise invalid(f"{what}: output shape {combined} of operand {idx} must be fully specified "
-                              "for this execution")
             if known and length != 0 and operand.type not in _OEM_TYPES:
                 expected = byte_size(operand.type, combined)
                 if length != expected:

@@ -84,6 +84,41 @@ def test_inputs_must_be_fully_specified():
     rejects(Request([arg(dims=(0, 3))], [arg(offset=64)], [POOL]), m, "is not fully specified")
 
 
+def test_zero_where_the_model_fixes_the_dimension():
+    """Regression: request dims [0, 3] for a model operand [2, 3] were accepted (the 0 fell back to the
+    model's 2).  AOSP validateRequestArguments: a request dimension may differ from the model's only
+    where the model's is 0, and only outputs may give 0."""
+    m = relu_model()
+    for dims in [(0, 3), (2, 0), (0, 0)]:
+        rejects(Request([arg(dims=dims)], [arg(offset=64)], [POOL]), m, "is 0 (unspecified) but the model specifies")
+        rejects(Request([arg()], [arg(offset=64, dims=dims)], [POOL]), m, "is 0 (unspecified) but the model specifies")
+    # a 0 where the model's dimension is unknown: an error for an input, fine for an output
+    m = relu_model(in_dims=(0, 3), out_dims=(0, 3))
+    rejects(Request([arg(dims=(0, 3))], [arg(offset=64)], [POOL]), m, "is not fully specified")
+    shapes = validate_request(Request([arg(dims=(2, 3))], [arg(offset=64, dims=(0, 3))], [POOL]), m)
+    assert shapes.outputs == [(0, 3)]
+    rejects(Request([arg(dims=(2, 3))], [arg(offset=64, dims=(0, 3))], [POOL]), m, "must be fully specified",
+            allow_unspecified_outputs=False)
+
+
+@pytest.mark.parametrize("device_name", ["reference"] + [d.name for d in gd.get_devices()
+                                                         if d.name.startswith("opencl")][:1])
+def test_zero_sized_numpy_input(device_name):
+    """The numpy convenience API reports a zero-sized input as such (INVALID_ARGUMENT), on every device."""
+    prepared = gd.get_device(device_name).prepare_model(relu_model())
+    for shape in [(0, 3), (2, 0)]:
+        with pytest.raises(DriverError) as info:
+            prepared.execute([np.zeros(shape, np.float32)])
+        assert info.value.status == ErrorStatus.INVALID_ARGUMENT
+        assert "is 0 (unspecified) but the model specifies" in info.value.message, info.value.message
+    prepared = gd.get_device(device_name).prepare_model(relu_model(in_dims=(0, 3), out_dims=(0, 3)))
+    with pytest.raises(DriverError) as info:
+        prepared.execute([np.zeros((0, 3), np.float32)])
+    assert info.value.status == ErrorStatus.INVALID_ARGUMENT
+    assert "not fully specified" in info.value.message, info.value.message
+    assert prepared.execute([np.ones((2, 3), np.float32)])[0].shape == (2, 3)
+
+
 def test_fenced_outputs_must_be_fully_specified():
     m = relu_model(in_dims=(2, 3), out_dims=(0, 3))
     req = Request([arg()], [arg(offset=64)], [POOL])

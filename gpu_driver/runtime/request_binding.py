@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import failure, invalid
-from ..hal.model import Request, RequestArgument
+from ..hal.model import DataLocation, Request, RequestArgument
 from ..memory import HardwareBuffer, Memory
 from ..validation import RequestShapes, validate_request
 from .buffer_spec import merge_dims
@@ -70,8 +70,8 @@ def _check_image_buffers(request: Request) -> None:
         if not isinstance(args, (list, tuple)):
             continue
         for i, arg in enumerate(args):
-            if not isinstance(arg, RequestArgument) or arg.has_no_value:
-                continue
+            if not isinstance(arg, RequestArgument) or arg.has_no_value or not isinstance(arg.location, DataLocation):
+                continue  # validate_request reports malformed arguments
             pi = arg.location.pool_index
             if isinstance(pi, (int, np.integer)) and 0 <= pi < len(request.pools):
                 pool = request.pools[pi]
@@ -106,8 +106,9 @@ def _check_buffer_arguments(prepared_model, request: Request, resolve) -> tuple[
             continue
         count = len(main.input_indexes if direction == "in" else main.output_indexes)
         for i, arg in enumerate(args):
-            if not isinstance(arg, RequestArgument) or arg.has_no_value or i >= count:
-                continue
+            if not isinstance(arg, RequestArgument) or arg.has_no_value or i >= count \
+                    or not isinstance(arg.location, DataLocation):
+                continue  # validate_request reports malformed arguments
             pi = arg.location.pool_index
             if isinstance(pi, bool) or not isinstance(pi, (int, np.integer)) or not 0 <= pi < len(request.pools):
                 continue
