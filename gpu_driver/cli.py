@@ -201,6 +201,29 @@ def _dump(args) -> int:
     return 0
 
 
+def _cache(args) -> int:
+    """The driver's state directory: what is in it, and with --clear the private compilation cache."""
+    import shutil
+
+    from .state import default_state_dir
+
+    root = default_state_dir()
+    blobs = root / "blobs"
+    if args.clear:
+        removed = sum(f.stat().st_size for f in blobs.rglob("*") if f.is_file()) if blobs.is_dir() else 0
+        shutil.rmtree(blobs, ignore_errors=True)
+        print(f"removed the private compilation cache {blobs} ({removed / 1e6:.1f} MB)")
+        return 0
+    print(f"state directory: {root} (GPU_DRIVER_STATE_DIR, else $XDG_CACHE_HOME/gpu_driver or ~/.cache/gpu_driver)")
+    if not root.is_dir():
+        print("  (empty: nothing stored yet)")
+        return 0
+    for entry in sorted(root.iterdir()):
+        files = [entry] if entry.is_file() else [f for f in entry.rglob("*") if f.is_file()]
+        print(f"  {entry.name:<24}{sum(f.stat().st_size for f in files) / 1e6:>10.1f} MB")
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="gpu-driver", description="gpu_driver devices and benchmarks")
     parser.add_argument("--version", action="version", version=f"gpu-driver {__version__}")
@@ -233,10 +256,13 @@ def main(argv=None) -> int:
     dump.add_argument("--dot", required=True, metavar="FILE.dot", help="the Graphviz text to write")
     dump.add_argument("--svg", metavar="FILE.svg", help="also render it, when Graphviz is installed")
     dump.add_argument("--device", help="device name: adds its fused groups and memory plan (default: none)")
+    cache = sub.add_parser("cache", help="what the driver keeps in its state directory; --clear empties the "
+                                         "private compilation cache")
+    cache.add_argument("--clear", action="store_true", help="remove the private compilation cache")
     args = parser.parse_args(argv)
     try:
         return {"info": _info, "run": _run, "bench": _bench, "calibrate": _calibrate,
-                "dump": _dump}[args.command](args)
+                "dump": _dump, "cache": _cache}[args.command](args)
     except DriverError as exc:
         print(f"gpu-driver: error: {exc}", file=sys.stderr)
         return 2

@@ -48,3 +48,18 @@ def test_unknown_device_is_an_error_not_a_traceback(tmp_path):
     r = _cli("bench", "--device", "tpu:9", state_dir=tmp_path)
     assert r.returncode == 2
     assert "gpu-driver: error:" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_cache_lists_and_clears_the_private_compilation_cache(tmp_path, monkeypatch, capsys):
+    from gpu_driver import cli
+
+    monkeypatch.setenv("GPU_DRIVER_STATE_DIR", str(tmp_path))
+    (tmp_path / "blobs" / "ab").mkdir(parents=True)
+    (tmp_path / "blobs" / "ab" / "entry").write_bytes(b"x" * 2_000_000)
+    (tmp_path / "capabilities.json").write_text("{}")
+    assert cli.main(["cache"]) == 0
+    out = capsys.readouterr().out
+    assert str(tmp_path) in out and "blobs" in out and "2.0 MB" in out
+    assert cli.main(["cache", "--clear"]) == 0
+    assert "2.0 MB" in capsys.readouterr().out
+    assert not (tmp_path / "blobs").exists() and (tmp_path / "capabilities.json").exists()
