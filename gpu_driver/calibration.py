@@ -157,16 +157,30 @@ def calibrate(device, force: bool = False) -> dict[str, float]:
     return ratios
 
 
+#: an operand type that is not measured takes the figure of the measured type whose kernels do the
+#: same arithmetic: float16 is stored as half and computed in float32; the other 8-bit quantized
+#: types run the quant8-asymm kernels' integer arithmetic; 16-bit, boolean and unsigned types the
+#: int32 kernels'.  Scalars take their tensor type's figure.
+DERIVED_FROM = {
+    T.FLOAT32: T.TENSOR_FLOAT32, T.FLOAT16: T.TENSOR_FLOAT32, T.TENSOR_FLOAT16: T.TENSOR_FLOAT32,
+    T.INT32: T.TENSOR_INT32, T.UINT32: T.TENSOR_INT32, T.BOOL: T.TENSOR_INT32, T.TENSOR_BOOL8: T.TENSOR_INT32,
+    T.TENSOR_QUANT16_SYMM: T.TENSOR_INT32, T.TENSOR_QUANT16_ASYMM: T.TENSOR_INT32,
+    T.TENSOR_QUANT8_ASYMM_SIGNED: T.TENSOR_QUANT8_ASYMM, T.TENSOR_QUANT8_SYMM: T.TENSOR_QUANT8_ASYMM,
+    T.TENSOR_QUANT8_SYMM_PER_CHANNEL: T.TENSOR_QUANT8_ASYMM,
+}
+
+
 def capabilities(ratios: dict[str, float]) -> Capabilities:
-    """HAL Capabilities from per-type ratios: unmeasured types FLT_MAX, SUBGRAPH/OEM never listed,
-    relaxed float32 = the float32 figure (the kernels run float32 even when fp16 would be allowed),
-    IF/WHILE FLT_MAX (control flow runs on the reference device)."""
+    """HAL Capabilities from per-type ratios: an unmeasured type takes the figure DERIVED_FROM names
+    (FLT_MAX when that is not measured either), SUBGRAPH/OEM never listed, relaxed float32 = the
+    float32 figure (the kernels run float32 even when fp16 would be allowed), IF/WHILE FLT_MAX (their
+    overhead is not measured)."""
     types = sorted(t for t in OperandType if t not in (T.SUBGRAPH, T.OEM, T.TENSOR_OEM_BYTE))
     table = []
     for t in types:
         r = ratios.get(t.name)
-        if r is None and t in (T.FLOAT32, T.INT32):  # scalar first inputs: the tensor workloads' figures
-            r = ratios.get("TENSOR_" + t.name)
+        if r is None and t in DERIVED_FROM:
+            r = ratios.get(DERIVED_FROM[t].name)
         table.append(OperandPerformance(t, PerformanceInfo(r, r) if r else PerformanceInfo()))
     f32 = ratios.get("TENSOR_FLOAT32")
     relaxed = PerformanceInfo(f32, f32) if f32 else PerformanceInfo()

@@ -65,12 +65,13 @@ def _info(args) -> int:
 
 def _print_capabilities(caps) -> None:
     rows = [(p.type.name, p.info) for p in caps.operand_performance if p.info.exec_time < FLT_MAX]
-    print("  capabilities (execTime / powerUsage relative to the reference device; lower is better):")
-    for name, info in rows:
-        print(f"    {name:28s} {info.exec_time:8.4g} {info.power_usage:8.4g}")
     relaxed = caps.relaxed_float32_to_float16_performance_tensor
     if relaxed.exec_time < FLT_MAX:
-        print(f"    {'relaxed fp32→fp16 (tensor)':28s} {relaxed.exec_time:8.4g} {relaxed.power_usage:8.4g}")
+        rows.append(("relaxed fp32→fp16 (tensor)", relaxed))
+    width = max([len(name) for name, _ in rows] + [8])
+    print("  capabilities (execTime / powerUsage relative to the reference device; lower is better):")
+    for name, info in rows:
+        print(f"    {name:{width}s} {info.exec_time:9.4g} {info.power_usage:9.4g}")
     print("    other operand types: not supported (FLT_MAX)")
 
 

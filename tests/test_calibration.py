@@ -13,7 +13,10 @@ def test_capabilities_table_from_ratios():
     assert (perf[T.TENSOR_FLOAT32].exec_time, perf[T.TENSOR_FLOAT32].power_usage) == (0.5, 0.5)
     assert perf[T.FLOAT32].exec_time == 0.5                                    # scalar takes the tensor figure
     assert perf[T.TENSOR_QUANT8_ASYMM].exec_time == 0.25
-    assert perf[T.TENSOR_FLOAT16].exec_time == FLT_MAX                          # not measured: never chosen
+    assert perf[T.TENSOR_FLOAT16].exec_time == 0.5                              # computed in float32
+    assert perf[T.TENSOR_QUANT8_ASYMM_SIGNED].exec_time == 0.25                 # the quant8 kernels
+    assert perf[T.TENSOR_INT32].exec_time == FLT_MAX                            # nothing to derive it from
+    assert perf[T.TENSOR_QUANT16_ASYMM].exec_time == FLT_MAX
     assert caps.relaxed_float32_to_float16_performance_tensor.exec_time == 0.5
     assert caps.if_performance.exec_time == FLT_MAX and caps.while_performance.exec_time == FLT_MAX
     assert all(p.info.exec_time > 0 and p.info.power_usage > 0 for p in caps.operand_performance)
