@@ -36,6 +36,44 @@ class Executable:
     outputs: list[tuple[DeviceBuffer, int, list[int]]] = field(default_factory=list)   # (buffer, nbytes, shape)
     output_shapes: list[list[int]] = field(default_factory=list)
     status_buffer: DeviceBuffer | None = None
+    launch_args: list[list[DeviceBuffer]] = field(default_factory=list)   # per launch, its bound buffers
+
+    #: model buffer id -> (model buffer, the buffer its launch arguments are bound to now)
+    bound_in_place: dict[int, tuple[DeviceBuffer, DeviceBuffer]] = field(default_factory=dict)
+    _uses: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
+
+    def uses_of(self, buffer: DeviceBuffer) -> list[tuple[int, int]]:
+        """(launch, argument position) of every launch argument of the plan bound to ``buffer``."""
+        found = self._uses.get(id(buffer))
+        if found is None:
+            found = self._uses[id(buffer)] = [(li, ai) for li, args in enumerate(self.launch_args)
+                                              for ai, a in enumerate(args) if a is buffer]
+        return found
+
+    def in_place_ok(self, buffer: DeviceBuffer) -> bool:
+        """Whether a model input/output buffer can be replaced by another in the launch arguments: some
+        launch uses it, and it is not both an input and an output (an output aliasing an input)."""
+        both = any(buffer is b for b, _ in self.inputs) and any(buffer is b for b, _, _ in self.outputs)
+        return not both and bool(self.uses_of(buffer))
+
+    def bind_in_place(self, pairs: list[tuple[DeviceBuffer, DeviceBuffer]]) -> None:
+        """Before enqueueing: the launch arguments of each model buffer ``old`` bound to ``new`` (a
+        memory-domain buffer used in place: no copy), every other model buffer to itself.  Bindings
+        persist between executions, so only what changes is set (work already enqueued keeps its
+        arguments).  Callers hold the specialisation's lock."""
+        wanted = {id(old): (old, new) for old, new in pairs}
+        for key, (old, _now) in list(self.bound_in_place.items()):
+            if key not in wanted:
+                self._bind(old, old)
+                del self.bound_in_place[key]
+        for key, (old, new) in wanted.items():
+            if self.bound_in_place.get(key, (old, old))[1] is not new:
+                self._bind(old, new)
+                self.bound_in_place[key] = (old, new)
+
+    def _bind(self, old: DeviceBuffer, new: DeviceBuffer) -> None:
+        for li, ai in self.uses_of(old):
+            self.launcher.rebind(self.launches[li], ai, new)
 
     def enqueue(self, timed: bool = False) -> Any:
         """Enqueue every launch without waiting; timing marks for the launcher's ``elapsed_ns``."""
@@ -93,6 +131,7 @@ def instantiate(backend, compiled: CompiledModel) -> Executable:
         allocator.upload(exe.status_buffer, np.zeros(1, dtype=np.int32))
     if plan.kernels:
         exe.program = backend.launcher.load(compiled.binary, plan.kernel_names)
-        exe.launches = [backend.launcher.make_launch(exe.program, k.name, [exe.views[a] for a in k.args],
-                                                     k.global_size, k.local_size) for k in plan.kernels]
+        exe.launch_args = [[exe.views[a] for a in k.args] for k in plan.kernels]
+        exe.launches = [backend.launcher.make_launch(exe.program, k.name, args, k.global_size, k.local_size)
+                        for k, args in zip(plan.kernels, exe.launch_args)]
     return exe

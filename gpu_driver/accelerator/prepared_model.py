@@ -207,16 +207,27 @@ class AcceleratorPreparedModel(PreparedModel):
         # wait costs a wake-up of the device's workers (for PoCL on an idle VM ~50-100 µs), so one wait
         # instead of one per copy is most of the per-execution overhead of a small model.
         with spec.lock:
-            staged = self._bind_inputs(request, exe)  # host arrays read by enqueued uploads: alive until the wait
+            # memory-domain buffers are bound to the kernels in place of the model's own input and
+            # output buffers (no device copy)
+            rebinds: list = []
+            after: list = []  # host steps once the device is done (driver buffers marked written)
+            staged = self._bind_inputs(request, exe, rebinds)  # host arrays read by enqueued uploads
+            copied_outputs = []
+            for arg, (buffer, nbytes, shape) in zip(request.outputs, exe.outputs):
+                pool = request.pools[arg.location.pool_index]
+                if isinstance(pool, DriverBuffer) and exe.in_place_ok(buffer):
+                    rebinds.append((buffer, pool.device_output(shape)))
+                    after.append(lambda pool=pool, shape=shape: pool.commit_output(shape))
+                else:
+                    copied_outputs.append((arg, pool, buffer, nbytes, shape))
+            exe.bind_in_place(rebinds)
             marks = self._enqueue_launches(exe, ctx)
             word = exe.enqueue_status_read()
             if word is not None:
                 self.launcher.finish()
                 exe.check_status(word)  # bad data seen by a kernel: GENERAL_FAILURE, no output delivered
-            after: list = []  # host steps once the device is done (driver buffers marked written)
-            for arg, (buffer, nbytes, shape) in zip(request.outputs, exe.outputs):
-                self.bind_output(arg, request.pools[arg.location.pool_index], buffer, nbytes, shape, blocking=False,
-                                 after=after)
+            for arg, pool, buffer, nbytes, shape in copied_outputs:
+                self.bind_output(arg, pool, buffer, nbytes, shape, blocking=False, after=after)
             self.launcher.finish(self.spin_ns)
             for step in after:
                 step()
@@ -224,9 +235,25 @@ class AcceleratorPreparedModel(PreparedModel):
             del staged
         return shapes, device_ns
 
-    def _bind_inputs(self, request: BoundRequest, exe: Executable) -> list:
-        return [self.bind_input(arg, request.pools[arg.location.pool_index], buffer, nbytes, blocking=False)
-                for arg, (buffer, nbytes) in zip(request.inputs, exe.inputs) if not arg.has_no_value]
+    def _bind_inputs(self, request: BoundRequest, exe: Executable, rebinds: list | None = None) -> list:
+        """Bind every given input; with ``rebinds``, a memory-domain buffer input is added there (bound to
+        the kernels in place) instead of copied; without, the kernels are bound to the model's own
+        buffers again.  Returns the host arrays enqueued uploads read."""
+        if rebinds is None:
+            exe.bind_in_place([])
+        staged = []
+        for arg, (buffer, nbytes) in zip(request.inputs, exe.inputs):
+            if arg.has_no_value:
+                continue
+            pool = request.pools[arg.location.pool_index]
+            if rebinds is not None and isinstance(pool, DriverBuffer) and nbytes and exe.in_place_ok(buffer):
+                src, _dims = pool.device_input()
+                if src.nbytes < nbytes:
+                    raise failure(f"driver buffer {pool.token} holds {src.nbytes} bytes, the input needs {nbytes}")
+                rebinds.append((buffer, src))
+                continue
+            staged.append(self.bind_input(arg, pool, buffer, nbytes, blocking=False))
+        return staged
 
     #: with a deadline, the launch list is enqueued in at most this many segments, the deadline checked
     #: between them (each check waits for the device: a few µs to tens of µs)

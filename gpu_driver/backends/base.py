@@ -204,6 +204,11 @@ class Launcher(abc.ABC):
         avoids that for short work, at the price of one busy core for at most ``spin_ns``."""
 
     @abc.abstractmethod
+    def rebind(self, launch: Any, position: int, buffer: DeviceBuffer) -> None:
+        """Make argument ``position`` of a bound launch ``buffer`` from the next enqueue on (work
+        already enqueued keeps the arguments it was enqueued with)."""
+
+    @abc.abstractmethod
     def marker(self) -> Any:
         """Enqueue a completion marker (and submit the queue to the device without waiting): it
         completes when everything enqueued before it has."""

@@ -175,6 +175,11 @@ class CudaLauncher(Launcher):
                     pass
         self.stream.synchronize()
 
+    def rebind(self, launch: CudaLaunch, position: int, buffer: DeviceBuffer) -> None:
+        args = list(launch.args)
+        args[position] = buffer.handle
+        launch.args = tuple(args)
+
     def marker(self):
         with self.device:
             done = self.cupy.cuda.Event(disable_timing=True)

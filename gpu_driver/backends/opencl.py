@@ -220,6 +220,10 @@ class OpenCLLauncher(Launcher):
         s.queue.finish()
         s.pending.clear()  # the non-blocking copies' events (and the host arrays they hold) are done
 
+    def rebind(self, launch: OpenCLLaunch, position: int, buffer: DeviceBuffer) -> None:
+        launch.kernel.set_arg(position, buffer.handle)
+        launch.args[position] = buffer
+
     def marker(self):
         s = self.session
         marker = s.cl.enqueue_marker(s.queue)
