@@ -1,7 +1,7 @@
 """``gpu-driver``: list devices (``info``), run a TF Lite model (``run``), benchmark devices — the zoo
 MobileNets against the reference device, or ``.tflite`` models against TF Lite on the CPU
-(``bench``) — measure the capability figures they report (``calibrate``) and write a model's graph
-(``dump``)."""
+(``bench``) — measure the capability figures they report (``calibrate``), write a model's graph
+(``dump``) and trace an execution kernel by kernel (``trace``)."""
 from __future__ import annotations
 
 import argparse
@@ -202,6 +202,28 @@ def _dump(args) -> int:
     return 0
 
 
+def _trace(args) -> int:
+    from collections import namedtuple
+
+    from . import graph_dump, trace
+    from .hal.types import OPERAND_TYPE_INFO
+    from .mlts.session import random_inputs
+
+    device = _device(args.device)
+    model = graph_dump.resolve_model(args.model)
+    spec = namedtuple("InputSpec", "shape dtype")
+    operands = [model.main.operands[i] for i in model.main.input_indexes]
+    feed = random_inputs([spec(tuple(o.dimensions), OPERAND_TYPE_INFO[o.type].dtype) for o in operands], 0.0, 1.0)
+    prepared = device.prepare_model(model)
+    prepared.execute(feed)  # warm-up: first-use costs (specialisation, lazy initialisation) stay out of the trace
+    traced = trace.trace_execution(prepared, feed, args.out, runs=args.runs)
+    wall = [e["dur"] for e in traced["traceEvents"] if e.get("cat") == "execution"]
+    print(f"trace of {args.model} on {device.name} ({args.runs} run(s), {traced['otherData']['events']} events, "
+          f"{sum(wall) / len(wall) / 1e3:.2f} ms per run) written to {args.out}")
+    print(trace.format_summary(traced))
+    return 0
+
+
 def _cache(args) -> int:
     """The driver's state directory: what is in it, and with --clear the private compilation cache."""
     import shutil
@@ -257,13 +279,19 @@ def main(argv=None) -> int:
     dump.add_argument("--dot", required=True, metavar="FILE.dot", help="the Graphviz text to write")
     dump.add_argument("--svg", metavar="FILE.svg", help="also render it, when Graphviz is installed")
     dump.add_argument("--device", help="device name: adds its fused groups and memory plan (default: none)")
+    trace_cmd = sub.add_parser("trace", help="run a model and write a Chrome trace / Perfetto JSON of where the "
+                                             "time goes: one event per kernel (per operation on the reference)")
+    trace_cmd.add_argument("model", help="a .tflite file or a zoo model name: NAME[:WIDTH[:RESOLUTION]]")
+    trace_cmd.add_argument("--out", required=True, metavar="FILE.json", help="the trace to write")
+    trace_cmd.add_argument("--device", help="device name (default: the best device)")
+    trace_cmd.add_argument("--runs", type=int, default=1, help="traced executions after one warm-up (default 1)")
     cache = sub.add_parser("cache", help="what the driver keeps in its state directory; --clear empties the "
                                          "private compilation cache")
     cache.add_argument("--clear", action="store_true", help="remove the private compilation cache")
     args = parser.parse_args(argv)
     try:
         return {"info": _info, "run": _run, "bench": _bench, "calibrate": _calibrate,
-                "dump": _dump, "cache": _cache}[args.command](args)
+                "dump": _dump, "trace": _trace, "cache": _cache}[args.command](args)
     except DriverError as exc:
         print(f"gpu-driver: error: {exc}", file=sys.stderr)
         return 2
