@@ -3,8 +3,11 @@
 interface.md §3.1: every PerformanceInfo is a ratio to the CPU reference doing the same work
 (lower is better).  For each operand type that a device's operations can take as first input we run a
 small, fixed workload whose operations all take that type first, on the device and on the reference
-device, and report median(device) / median(reference).  Types the device cannot run any workload of
-stay FLT_MAX (never chosen).  Energy is not observable from here, so ``power_usage`` repeats the
+device, and report the median over ROUNDS rounds of time(device) / time(reference), the two timed
+back to back in every round (alternating which goes first), after warm-up runs of both: a round's
+ratio compares the two at the same moment, so a machine that speeds up or slows down during the
+measurement moves both.  The spread of the per-round ratios (interquartile range / median) comes with
+each figure.  Types the device cannot run any workload of stay FLT_MAX (never chosen).  Energy is not observable from here, so ``power_usage`` repeats the
 time ratio (energy ∝ time at equal power) — stated, not measured.
 
 Figures are measured once per device and driver version and persisted in the state directory
@@ -27,7 +30,7 @@ from .state import atomic_write, state_dir_for
 
 T, O = OperandType, OperationType
 CALIBRATION_FILE = "capabilities.json"
-FORMAT = 2
+FORMAT = 3
 
 
 def _conv_block(quantized: bool) -> tuple[Model, np.ndarray]:
@@ -70,16 +73,21 @@ def _conv_block(quantized: bool) -> tuple[Model, np.ndarray]:
     return b.finish(), feed
 
 
+#: rows gathered by the INT32 workload: enough work that the device, not the per-execution overhead,
+#: is measured
+LOOKUP_ROWS = 16384
+
+
 def _lookup_block() -> tuple[Model, np.ndarray]:
-    """EMBEDDING_LOOKUP of 256 rows from a 4096×64 float32 table (first input TENSOR_INT32)."""
+    """EMBEDDING_LOOKUP of LOOKUP_ROWS rows from a 4096×64 float32 table (first input TENSOR_INT32)."""
     rng = np.random.default_rng(11)
     b = ModelBuilder()
-    lookups = b.add_input(T.TENSOR_INT32, [256])
+    lookups = b.add_input(T.TENSOR_INT32, [LOOKUP_ROWS])
     table = b.add_constant(T.TENSOR_FLOAT32, [4096, 64], rng.standard_normal((4096, 64)).astype(np.float32))
-    out = b.add_operand(T.TENSOR_FLOAT32, [256, 64])
+    out = b.add_operand(T.TENSOR_FLOAT32, [LOOKUP_ROWS, 64])
     b.add_operation(O.EMBEDDING_LOOKUP, [lookups, table], [out])
     b.set_outputs([out])
-    return b.finish(), rng.integers(0, 4096, 256).astype(np.int32)
+    return b.finish(), rng.integers(0, 4096, LOOKUP_ROWS).astype(np.int32)
 
 
 #: operand type → workload whose every operation takes that type as its first input
@@ -101,17 +109,51 @@ def median_execution_seconds(prepared, feed: np.ndarray, repeats: int) -> float:
     return statistics.median(times)
 
 
-def measure(device, repeats: int = 15) -> dict[str, float]:
-    """Measure device/reference time ratios per operand type (types the device can't run are left out)."""
+#: timed rounds per workload, and untimed warm-up executions of each side before them
+ROUNDS, WARMUP = 41, 5
+
+
+def _timed(prepared, feed: np.ndarray) -> float:
+    t0 = time.perf_counter()
+    prepared.execute([feed])
+    return time.perf_counter() - t0
+
+
+def measure_ratio(mine, ref, feed: np.ndarray, rounds: int = ROUNDS) -> tuple[float, float]:
+    """(median, spread) of time(mine) / time(ref) over ``rounds`` back-to-back pairs (the order
+    alternating), after WARMUP runs of each; spread = interquartile range / median of the ratios."""
+    for _ in range(WARMUP):
+        mine.execute([feed])
+        ref.execute([feed])
+    ratios = []
+    for r in range(rounds):
+        if r % 2:
+            t_ref = _timed(ref, feed)
+            t_mine = _timed(mine, feed)
+        else:
+            t_mine = _timed(mine, feed)
+            t_ref = _timed(ref, feed)
+        ratios.append(t_mine / t_ref)
+    q1, median, q3 = np.percentile(ratios, [25, 50, 75])
+    return float(median), float((q3 - q1) / median)
+
+
+def measure(device, rounds: int = ROUNDS, spreads: dict[str, float] | None = None,
+            progress: Callable[[str], None] | None = None) -> dict[str, float]:
+    """Measure device/reference time ratios per operand type (types the device can't run are left
+    out); ``spreads`` (when given) receives each figure's spread, ``progress`` a line per workload."""
     reference = ReferenceDevice()
     ratios: dict[str, float] = {}
     for operand_type, workload in WORKLOADS.items():
         model, feed = workload()
         if not all(device.get_supported_operations(model)):
             continue
-        mine = median_execution_seconds(device.prepare_model(model), feed, repeats)
-        ref = median_execution_seconds(reference.prepare_model(model), feed, repeats)
-        ratios[operand_type.name] = float(f"{max(mine / ref, 1e-4):.4g}")
+        if progress:
+            progress(f"{device.name}: {operand_type.name} workload, {rounds} alternating rounds")
+        median, spread = measure_ratio(device.prepare_model(model), reference.prepare_model(model), feed, rounds)
+        ratios[operand_type.name] = float(f"{max(median, 1e-4):.4g}")
+        if spreads is not None:
+            spreads[operand_type.name] = spread
     return ratios
 
 
@@ -148,11 +190,13 @@ def store(device, ratios: dict[str, float]) -> None:
         pass  # an unwritable state directory costs a re-measurement next time, nothing else
 
 
-def calibrate(device, force: bool = False) -> dict[str, float]:
-    """The device's ratios: persisted ones unless ``force``; otherwise measured now and persisted."""
+def calibrate(device, force: bool = False, spreads: dict[str, float] | None = None,
+              progress: Callable[[str], None] | None = None) -> dict[str, float]:
+    """The device's ratios: persisted ones unless ``force``; otherwise measured now and persisted
+    (``spreads`` and ``progress`` as in :func:`measure`)."""
     ratios = None if force else load(device)
     if ratios is None:
-        ratios = measure(device)
+        ratios = measure(device, spreads=spreads, progress=progress)
         store(device, ratios)
     return ratios
 

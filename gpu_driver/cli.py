@@ -79,9 +79,13 @@ def _calibrate(args) -> int:
     devices = get_devices() if args.device is None else [_device(args.device)]
     for d in devices:
         if d.name == "reference":
-            continue  # the unit of every ratio
-        calibration.calibrate(d, force=True)
+            print("reference: the unit of every ratio (1 for every operand type); nothing to measure")
+            continue
+        spreads: dict[str, float] = {}
+        ratios = calibration.calibrate(d, force=True, spreads=spreads, progress=_progress)
         print(f"{d.name}: re-measured and stored in {calibration.state_dir_for(d) / calibration.CALIBRATION_FILE}")
+        for name, ratio in ratios.items():
+            print(f"  {name:<24} {ratio:9.4g}  (spread of the {calibration.ROUNDS} rounds: {spreads[name]:.1%})")
         _print_capabilities(calibration.capabilities(calibration.load(d) or {}))
     return 0
 

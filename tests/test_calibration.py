@@ -34,6 +34,24 @@ def test_store_and_load_round_trip(tmp_path, monkeypatch):
 
 def test_measure_on_reference_is_close_to_one(tmp_path, monkeypatch):
     monkeypatch.setenv("GPU_DRIVER_STATE_DIR", str(tmp_path))
-    ratios = calibration.measure(gd.get_device("reference"), repeats=5)
-    assert set(ratios) == {"TENSOR_FLOAT32", "TENSOR_QUANT8_ASYMM", "TENSOR_INT32"}
-    assert all(0.2 < r < 5 for r in ratios.values())   # the same work on the same device: about 1
+    spreads, lines = {}, []
+    ratios = calibration.measure(gd.get_device("reference"), rounds=5, spreads=spreads, progress=lines.append)
+    assert set(ratios) == set(spreads) == {"TENSOR_FLOAT32", "TENSOR_QUANT8_ASYMM", "TENSOR_INT32"}
+    assert all(0.2 < r < 5 for r in ratios.values())   # the same work on the same device, paired: about 1
+    assert all(s >= 0 for s in spreads.values()) and len(lines) == 3
+
+
+def test_paired_ratio_of_a_known_slowdown():
+    # one side sleeps 2 ms more than the other on every call: the paired median ratio is that of the
+    # two durations, whatever the machine does meanwhile
+    import time
+
+    class Sleeper:
+        def __init__(self, seconds):
+            self.seconds = seconds
+
+        def execute(self, _inputs):
+            time.sleep(self.seconds)
+
+    median, spread = calibration.measure_ratio(Sleeper(0.004), Sleeper(0.002), None, rounds=9)
+    assert 1.5 < median < 2.5 and spread < 0.5
