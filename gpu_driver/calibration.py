@@ -185,9 +185,20 @@ def store(device, ratios: dict[str, float]) -> None:
             data = {}
         data["format"] = FORMAT
         data[_key(device)] = ratios
+        data[_key(device) + "|measured"] = time.strftime("%Y-%m-%d %H:%M:%S %Z")
         atomic_write(path, json.dumps(data, indent=1, sort_keys=True).encode())
     except OSError:
         pass  # an unwritable state directory costs a re-measurement next time, nothing else
+
+
+def measured_at(device) -> str | None:
+    """When the persisted figures of ``device`` were measured (local time), or None."""
+    try:
+        data = json.loads((state_dir_for(device) / CALIBRATION_FILE).read_text())
+        when = data.get(_key(device) + "|measured") if data.get("format") == FORMAT else None
+    except (OSError, ValueError, AttributeError):
+        return None
+    return when if isinstance(when, str) else None
 
 
 def calibrate(device, force: bool = False, spreads: dict[str, float] | None = None,

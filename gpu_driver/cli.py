@@ -59,7 +59,14 @@ def _info(args) -> int:
         print(f"  rank:         {d.rank}")
         print(f"  version:      {d.get_version_string()}")
         print(f"  cache files:  {d.get_number_of_cache_files_needed()} (model, data)")
-        _print_capabilities(d.get_capabilities())
+        caps = d.get_capabilities()
+        if d.name == "reference":
+            print("  figures:      the unit of every ratio (1 by definition)")
+        else:
+            when = calibration.measured_at(d)
+            print(f"  figures:      calibrated {when} (gpu-driver calibrate re-measures them)" if when else
+                  "  figures:      defaults (not calibrated: the state directory could not keep them)")
+        _print_capabilities(caps)
     return 0
 
 

@@ -1,4 +1,6 @@
 """Capability calibration: the HAL table built from measured ratios, and its persistence."""
+import time
+
 import gpu_driver as gd
 from gpu_driver import calibration
 from gpu_driver.hal import FLT_MAX, OperandType as T
@@ -25,9 +27,10 @@ def test_capabilities_table_from_ratios():
 def test_store_and_load_round_trip(tmp_path, monkeypatch):
     monkeypatch.setenv("GPU_DRIVER_STATE_DIR", str(tmp_path))
     dev = gd.get_device("reference")
-    assert calibration.load(dev) is None
+    assert calibration.load(dev) is None and calibration.measured_at(dev) is None
     calibration.store(dev, {"TENSOR_FLOAT32": 0.75})
     assert calibration.load(dev) == {"TENSOR_FLOAT32": 0.75}
+    assert calibration.measured_at(dev).startswith(time.strftime("%Y-%m-%d"))
     (tmp_path / calibration.CALIBRATION_FILE).write_text("{not json")          # damaged file: re-measure
     assert calibration.load(dev) is None
 
