@@ -23,21 +23,22 @@ class ExecutionContext:
     loop_timeout_ns: int
 
 
-def check_deadline_argument(deadline) -> int | None:
-    if deadline is None:
+def _optional_ns(value, what: str, unit: str) -> int | None:
+    """None, or an int ≥ 0 (INVALID_ARGUMENT otherwise)."""
+    if value is None:
         return None
-    if isinstance(deadline, bool) or not isinstance(deadline, int) or deadline < 0:
-        raise invalid(f"deadline must be None or a non-negative int (ns on the boot clock), got {deadline!r}")
-    return deadline
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise invalid(f"{what} must be None or a non-negative int ({unit}), got {value!r}")
+    return value
+
+
+def check_deadline_argument(deadline) -> int | None:
+    return _optional_ns(deadline, "deadline", "ns on the boot clock")
 
 
 def check_duration(duration, what: str) -> int | None:
     """An optional duration in ns (None or an int ≥ 0)."""
-    if duration is None:
-        return None
-    if isinstance(duration, bool) or not isinstance(duration, int) or duration < 0:
-        raise invalid(f"{what} must be None or a non-negative int (ns), got {duration!r}")
-    return duration
+    return _optional_ns(duration, what, "ns")
 
 
 def check_loop_timeout(duration) -> int:
