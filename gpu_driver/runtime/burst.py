@@ -80,7 +80,10 @@ class Burst:
             raise failure("the burst already has an execution in flight (one at a time per burst)")
         try:
             ctx = execution_context(measure_timing, deadline, loop_timeout_duration)
-            slots = tuple(memory_identifiers)
+            try:
+                slots = tuple(memory_identifiers)
+            except TypeError:
+                raise invalid(f"memory_identifiers must be a sequence of slots, got {memory_identifiers!r}") from None
             key = (request_key(request), slots)
             with self._lock:
                 bound = self._bindings.get(key)

@@ -62,6 +62,8 @@ class SyncFence:
     def signal(self, error: DriverError | None = None) -> None:
         """Signal the fence: SIGNALED, or ERROR with ``error``.  A fence is signalled once; signalling
         it again is INVALID_ARGUMENT."""
+        if error is not None and not isinstance(error, DriverError):
+            raise invalid(f"a sync fence is signalled with a DriverError or None, got {error!r}")
         with self._cond:
             if self._state is not FenceState.ACTIVE:
                 raise invalid(f"sync fence already {self._state.name}")
@@ -78,6 +80,7 @@ class SyncFence:
     def wait(self, timeout: float | None = None) -> FenceState:
         """HAL SyncFence::syncWait: block until the fence is signalled or ``timeout`` seconds pass;
         return the state (ACTIVE after a timeout)."""
+        _check_timeout(timeout)
         with self._cond:
             self._cond.wait_for(lambda: self._state is not FenceState.ACTIVE, timeout)
             return self._state
@@ -85,6 +88,8 @@ class SyncFence:
     def add_done_callback(self, fn: Callable[[SyncFence], None]) -> None:
         """Call ``fn(fence)`` once the fence is signalled (at once, in this thread, if it already is;
         otherwise in the thread that signals it)."""
+        if not callable(fn):
+            raise invalid(f"add_done_callback takes a callable, got {fn!r}")
         with self._cond:
             if self._state is FenceState.ACTIVE:
                 self._callbacks.append(fn)
@@ -156,6 +161,11 @@ class FencedExecutionCallback:
         if timings is not None:
             self._timings = timings
         self.fence.signal(error)
+
+
+def _check_timeout(timeout) -> None:
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout < 0):
+        raise invalid(f"timeout must be None or a number of seconds >= 0, got {timeout!r}")
 
 
 def check_fences(wait_for) -> list[SyncFence]:

@@ -29,7 +29,7 @@ def test_burst_slots(device, add_job):
     pm = device.prepare_model(add_model())
     burst = pm.configure_execution_burst()
     slots = [burst.cache_memory(p) for p in add_job.request.pools]
-    for bad in ([slots[0], 99], [slots[0]], ["x", slots[1]]):
+    for bad in ([slots[0], 99], [slots[0]], ["x", slots[1]], 5):
         with pytest.raises(gd.DriverError) as err:
             burst.execute_synchronously(add_job.request, bad)
         assert err.value.status == ErrorStatus.INVALID_ARGUMENT

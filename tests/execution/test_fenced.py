@@ -125,3 +125,13 @@ def test_fence_of_another_device(device, add_job):
     f2, _ = device.prepare_model(add_model()).execute_fenced(add_job.request, [f1])
     assert f2.wait(60) is FenceState.SIGNALED and f1.get_state() is FenceState.SIGNALED
     np.testing.assert_array_equal(add_job.result, add_job.expected)
+
+
+def test_fence_bad_arguments():
+    fence = SyncFence()
+    for call in (lambda: fence.wait("x"), lambda: fence.wait(-1), lambda: fence.add_done_callback(3),
+                 lambda: fence.signal(3), lambda: gd.FencedExecutionCallback(fence).get_execution_info("x")):
+        with pytest.raises(gd.DriverError) as err:
+            call()
+        assert err.value.status == ErrorStatus.INVALID_ARGUMENT
+    assert fence.get_state() is FenceState.ACTIVE
