@@ -7,8 +7,16 @@ device, and report the median over ROUNDS rounds of time(device) / time(referenc
 back to back in every round (alternating which goes first), after warm-up runs of both: a round's
 ratio compares the two at the same moment, so a machine that speeds up or slows down during the
 measurement moves both.  The spread of the per-round ratios (interquartile range / median) comes with
-each figure.  Types the device cannot run any workload of stay FLT_MAX (never chosen).  Energy is not observable from here, so ``power_usage`` repeats the
-time ratio (energy ∝ time at equal power) — stated, not measured.
+each figure.  Types the device cannot run any workload of stay FLT_MAX (never chosen).
+
+``if_performance`` / ``while_performance`` (interface.md §3.1: IF cost = ifPerformance + the branches'
+cost, WHILE cost = whilePerformance + condition + body) are the control-flow overhead: a model with an
+IF (or a WHILE of LOOP_ITERATIONS iterations) around a trivial body, less the same tensor work without
+control flow, on the device over the same on the reference; every round times the four models back to
+back (the order reversing each round), the figure is the median per-round ratio of the two differences.
+
+Energy is not observable from here, so ``power_usage`` repeats the time ratio (energy ∝ time at equal
+power) — stated, not measured.
 
 Figures are measured once per device and driver version and persisted in the state directory
 (gpu_driver.state), so they are stable across restarts; ``gpu-driver calibrate`` re-measures them.
@@ -30,7 +38,7 @@ from .state import atomic_write, state_dir_for
 
 T, O = OperandType, OperationType
 CALIBRATION_FILE = "capabilities.json"
-FORMAT = 3
+FORMAT = 4
 
 
 def _conv_block(quantized: bool) -> tuple[Model, np.ndarray]:
@@ -113,36 +121,131 @@ def median_execution_seconds(prepared, feed: np.ndarray, repeats: int) -> float:
 ROUNDS, WARMUP = 41, 5
 
 
-def _timed(prepared, feed: np.ndarray) -> float:
-    t0 = time.perf_counter()
-    prepared.execute([feed])
-    return time.perf_counter() - t0
+def paired_rounds(sides: list[tuple[object, list]], rounds: int, batch: int = 1) -> np.ndarray:
+    """Seconds per execution of each ``(prepared, inputs)`` side in each round: (sides × rounds).
+
+    WARMUP untimed executions of every side first; then every round times each side (``batch``
+    executions back to back, averaged) one after the other, the order reversing every round, so
+    that drift of the machine hits every side alike."""
+    for _ in range(WARMUP):
+        for prepared, inputs in sides:
+            prepared.execute(inputs)
+    seconds = np.empty((len(sides), rounds))
+    order = list(range(len(sides)))
+    for r in range(rounds):
+        for k in (order if r % 2 == 0 else order[::-1]):
+            prepared, inputs = sides[k]
+            t0 = time.perf_counter()
+            for _ in range(batch):
+                prepared.execute(inputs)
+            seconds[k, r] = (time.perf_counter() - t0) / batch
+    return seconds
+
+
+def median_and_spread(ratios) -> tuple[float, float]:
+    """(median, interquartile range / median) of per-round ratios."""
+    q1, median, q3 = np.percentile(ratios, [25, 50, 75])
+    return float(median), float((q3 - q1) / abs(median)) if median else float("inf")
 
 
 def measure_ratio(mine, ref, feed: np.ndarray, rounds: int = ROUNDS) -> tuple[float, float]:
-    """(median, spread) of time(mine) / time(ref) over ``rounds`` back-to-back pairs (the order
-    alternating), after WARMUP runs of each; spread = interquartile range / median of the ratios."""
-    for _ in range(WARMUP):
-        mine.execute([feed])
-        ref.execute([feed])
-    ratios = []
-    for r in range(rounds):
-        if r % 2:
-            t_ref = _timed(ref, feed)
-            t_mine = _timed(mine, feed)
-        else:
-            t_mine = _timed(mine, feed)
-            t_ref = _timed(ref, feed)
-        ratios.append(t_mine / t_ref)
-    q1, median, q3 = np.percentile(ratios, [25, 50, 75])
-    return float(median), float((q3 - q1) / median)
+    """(median, spread) of time(mine) / time(ref) over ``rounds`` back-to-back pairs (see
+    :func:`paired_rounds`); spread = interquartile range / median of the ratios."""
+    mine_s, ref_s = paired_rounds([(mine, [feed]), (ref, [feed])], rounds)
+    return median_and_spread(mine_s / ref_s)
+
+
+#: executions per timed sample of the control-flow workloads: their overhead is a difference of two
+#: sub-millisecond times, so each sample averages a few
+CONTROL_FLOW_BATCH = 10
+#: iterations of the WHILE workload's loop
+LOOP_ITERATIONS = 4
+#: elements of the control-flow workloads' tensor (a trivial body: one ADD)
+CONTROL_FLOW_ELEMENTS = 1024
+
+
+def _add_constant(b: ModelBuilder, x: int, shape: list[int], value: float) -> int:
+    r = b.add_operand(T.TENSOR_FLOAT32, shape)
+    b.add_operation(O.ADD, [x, b.add_constant(T.TENSOR_FLOAT32, shape, np.full(shape, value, np.float32)),
+                            b.add_scalar(T.INT32, 0)], [r])
+    return r
+
+
+def _add_chain(count: int) -> Model:
+    """x + 1, ``count`` times: the tensor work of the control-flow workloads without control flow."""
+    b = ModelBuilder()
+    y = x = b.add_input(T.TENSOR_FLOAT32, [CONTROL_FLOW_ELEMENTS])
+    for _ in range(count):
+        y = _add_constant(b, y, [CONTROL_FLOW_ELEMENTS], 1.0)
+    b.set_outputs([y])
+    return b.finish()
+
+
+def _if_block() -> tuple[Model, list[np.ndarray], Model, list[np.ndarray]]:
+    """IF cond THEN x + 1 ELSE x + 2; the same without control flow: x + 1."""
+    n = CONTROL_FLOW_ELEMENTS
+    branches = []
+    for value in (1.0, 2.0):
+        branch = ModelBuilder()
+        branch.set_outputs([_add_constant(branch, branch.add_input(T.TENSOR_FLOAT32, [n]), [n], value)])
+        branches.append(branch)
+    b = ModelBuilder()
+    cond, x = b.add_input(T.TENSOR_BOOL8, [1]), b.add_input(T.TENSOR_FLOAT32, [n])
+    y = b.add_operand(T.TENSOR_FLOAT32, [n])
+    b.add_operation(O.IF, [cond, b.add_subgraph(branches[0]), b.add_subgraph(branches[1]), x], [y])
+    b.set_outputs([y])
+    feed = np.random.default_rng(13).standard_normal(n).astype(np.float32)
+    return b.finish(), [np.array([True]), feed], _add_chain(1), [feed]
+
+
+def _while_block() -> tuple[Model, list[np.ndarray], Model, list[np.ndarray]]:
+    """WHILE i < LOOP_ITERATIONS: i, x = i + 1, x + 1 (the loop counter in float32); the same without
+    control flow: x + 1 LOOP_ITERATIONS times (counter, condition and its read-back are the overhead)."""
+    n = CONTROL_FLOW_ELEMENTS
+    cond = ModelBuilder()
+    ci, _cx, climit = (cond.add_input(T.TENSOR_FLOAT32, dims) for dims in ([1], [n], [1]))
+    going = cond.add_operand(T.TENSOR_BOOL8, [1])
+    cond.add_operation(O.LESS, [ci, climit], [going])
+    cond.set_outputs([going])
+    body = ModelBuilder()
+    bi, bx, _blimit = (body.add_input(T.TENSOR_FLOAT32, dims) for dims in ([1], [n], [1]))
+    body.set_outputs([_add_constant(body, bi, [1], 1.0), _add_constant(body, bx, [n], 1.0)])
+    b = ModelBuilder()
+    i, x, limit = (b.add_input(T.TENSOR_FLOAT32, dims) for dims in ([1], [n], [1]))
+    i_out, x_out = b.add_operand(T.TENSOR_FLOAT32, [1]), b.add_operand(T.TENSOR_FLOAT32, [n])
+    b.add_operation(O.WHILE, [b.add_subgraph(cond), b.add_subgraph(body), i, x, limit], [i_out, x_out])
+    b.set_outputs([x_out])
+    feed = np.random.default_rng(17).standard_normal(n).astype(np.float32)
+    loop_feed = [np.zeros(1, np.float32), feed, np.full(1, LOOP_ITERATIONS, np.float32)]
+    return b.finish(), loop_feed, _add_chain(LOOP_ITERATIONS), [feed]
+
+
+#: capability figure → workload: (control-flow model, its inputs, the same work without, its inputs)
+CONTROL_FLOW_WORKLOADS: dict[str, Callable[[], tuple[Model, list, Model, list]]] = {
+    "IF": _if_block,
+    "WHILE": _while_block,
+}
+
+
+def measure_overhead_ratio(mine: tuple, mine_plain: tuple, ref: tuple, ref_plain: tuple,
+                           rounds: int = ROUNDS, batch: int = CONTROL_FLOW_BATCH) -> tuple[float, float]:
+    """(median, spread) over ``rounds`` of (mine − mine_plain) / (ref − ref_plain): the overhead of
+    control flow on a device relative to the reference's; each argument a ``(prepared, inputs)``."""
+    t = paired_rounds([mine, mine_plain, ref, ref_plain], rounds, batch)
+    return median_and_spread((t[0] - t[1]) / (t[2] - t[3]))
+
+
+def _figure(value: float) -> float:
+    return float(f"{max(value, 1e-4):.4g}")
 
 
 def measure(device, rounds: int = ROUNDS, spreads: dict[str, float] | None = None,
             progress: Callable[[str], None] | None = None) -> dict[str, float]:
-    """Measure device/reference time ratios per operand type (types the device can't run are left
-    out); ``spreads`` (when given) receives each figure's spread, ``progress`` a line per workload."""
+    """Measure device/reference time ratios per operand type and the IF / WHILE overhead ratios
+    (figures the device can't run are left out); ``spreads`` (when given) receives each figure's
+    spread, ``progress`` a line per workload."""
     reference = ReferenceDevice()
+    spreads = {} if spreads is None else spreads
     ratios: dict[str, float] = {}
     for operand_type, workload in WORKLOADS.items():
         model, feed = workload()
@@ -150,10 +253,19 @@ def measure(device, rounds: int = ROUNDS, spreads: dict[str, float] | None = Non
             continue
         if progress:
             progress(f"{device.name}: {operand_type.name} workload, {rounds} alternating rounds")
-        median, spread = measure_ratio(device.prepare_model(model), reference.prepare_model(model), feed, rounds)
-        ratios[operand_type.name] = float(f"{max(median, 1e-4):.4g}")
-        if spreads is not None:
-            spreads[operand_type.name] = spread
+        median, spreads[operand_type.name] = measure_ratio(device.prepare_model(model),
+                                                           reference.prepare_model(model), feed, rounds)
+        ratios[operand_type.name] = _figure(median)
+    for name, workload in CONTROL_FLOW_WORKLOADS.items():
+        flow, flow_feed, plain, plain_feed = workload()
+        if not (all(device.get_supported_operations(flow)) and all(device.get_supported_operations(plain))):
+            continue
+        if progress:
+            progress(f"{device.name}: {name} overhead, {rounds} alternating rounds")
+        median, spreads[name] = measure_overhead_ratio(
+            (device.prepare_model(flow), flow_feed), (device.prepare_model(plain), plain_feed),
+            (reference.prepare_model(flow), flow_feed), (reference.prepare_model(plain), plain_feed), rounds)
+        ratios[name] = _figure(median)
     return ratios
 
 
@@ -226,17 +338,32 @@ DERIVED_FROM = {
 
 
 def capabilities(ratios: dict[str, float]) -> Capabilities:
-    """HAL Capabilities from per-type ratios: an unmeasured type takes the figure DERIVED_FROM names
-    (FLT_MAX when that is not measured either), SUBGRAPH/OEM never listed, relaxed float32 = the
-    float32 figure (the kernels run float32 even when fp16 would be allowed), IF/WHILE FLT_MAX (their
-    overhead is not measured)."""
+    """HAL Capabilities from measured ratios (operand type names, "IF", "WHILE"): an unmeasured type
+    takes the figure DERIVED_FROM names (FLT_MAX when that is not measured either), SUBGRAPH/OEM never
+    listed, relaxed float32 = the float32 figure (the kernels run float32 even when fp16 would be
+    allowed), IF/WHILE their measured overhead ratio (FLT_MAX when not measured)."""
+    def info(r: float | None) -> PerformanceInfo:
+        return PerformanceInfo(r, r) if r else PerformanceInfo()
+
     types = sorted(t for t in OperandType if t not in (T.SUBGRAPH, T.OEM, T.TENSOR_OEM_BYTE))
-    table = []
-    for t in types:
-        r = ratios.get(t.name)
-        if r is None and t in DERIVED_FROM:
-            r = ratios.get(DERIVED_FROM[t].name)
-        table.append(OperandPerformance(t, PerformanceInfo(r, r) if r else PerformanceInfo()))
-    f32 = ratios.get("TENSOR_FLOAT32")
-    relaxed = PerformanceInfo(f32, f32) if f32 else PerformanceInfo()
-    return Capabilities(relaxed, relaxed, table, PerformanceInfo(), PerformanceInfo())
+    table = [OperandPerformance(t, info(ratios.get(t.name) or (ratios.get(DERIVED_FROM[t].name)
+                                                                  if t in DERIVED_FROM else None)))
+             for t in types]
+    relaxed = info(ratios.get("TENSOR_FLOAT32"))
+    return Capabilities(relaxed, relaxed, table, info(ratios.get("IF")), info(ratios.get("WHILE")))
+
+
+def figure_sources(ratios: dict[str, float]) -> dict[str, str]:
+    """How each figure of :func:`capabilities` (operand type names, "IF", "WHILE") came about:
+    "measured", "from <TYPE>" (DERIVED_FROM) or "default" (FLT_MAX: not measured)."""
+    sources = {}
+    for t in OperandType:
+        if t.name in ratios:
+            sources[t.name] = "measured"
+        elif t in DERIVED_FROM and DERIVED_FROM[t].name in ratios:
+            sources[t.name] = f"from {DERIVED_FROM[t].name}"
+        else:
+            sources[t.name] = "default"
+    for name in CONTROL_FLOW_WORKLOADS:
+        sources[name] = "measured" if name in ratios else "default"
+    return sources

@@ -1,6 +1,8 @@
 """Capability calibration: the HAL table built from measured ratios, and its persistence."""
 import time
 
+import numpy as np
+
 import gpu_driver as gd
 from gpu_driver import calibration
 from gpu_driver.hal import FLT_MAX, OperandType as T
@@ -24,6 +26,32 @@ def test_capabilities_table_from_ratios():
     assert all(p.info.exec_time > 0 and p.info.power_usage > 0 for p in caps.operand_performance)
 
 
+def test_control_flow_figures_and_where_each_figure_comes_from():
+    ratios = {"TENSOR_FLOAT32": 0.5, "IF": 3.0, "WHILE": 4.5}
+    caps = calibration.capabilities(ratios)
+    assert (caps.if_performance.exec_time, caps.if_performance.power_usage) == (3.0, 3.0)
+    assert (caps.while_performance.exec_time, caps.while_performance.power_usage) == (4.5, 4.5)
+    sources = calibration.figure_sources(ratios)
+    assert sources["TENSOR_FLOAT32"] == "measured" and sources["IF"] == sources["WHILE"] == "measured"
+    assert sources["TENSOR_FLOAT16"] == "from TENSOR_FLOAT32"
+    assert sources["TENSOR_INT32"] == "default"
+    assert calibration.figure_sources({})["WHILE"] == "default"
+
+
+def test_control_flow_workloads_do_the_work_of_their_plain_twins():
+    # on the reference device, each control-flow model and its plain twin compute the same thing,
+    # checked against numpy: IF (condition true) x + 1, WHILE x + LOOP_ITERATIONS
+    ref = gd.get_device("reference")
+    expected = {"IF": 1.0, "WHILE": float(calibration.LOOP_ITERATIONS)}
+    for name, workload in calibration.CONTROL_FLOW_WORKLOADS.items():
+        flow, flow_feed, plain, plain_feed = workload()
+        x = plain_feed[0]
+        (y_flow,) = ref.prepare_model(flow).execute(flow_feed)
+        (y_plain,) = ref.prepare_model(plain).execute(plain_feed)
+        np.testing.assert_allclose(y_flow, x + expected[name], rtol=1e-6, err_msg=name)
+        np.testing.assert_allclose(y_plain, x + expected[name], rtol=1e-6, err_msg=name)
+
+
 def test_store_and_load_round_trip(tmp_path, monkeypatch):
     monkeypatch.setenv("GPU_DRIVER_STATE_DIR", str(tmp_path))
     dev = gd.get_device("reference")
@@ -39,22 +67,32 @@ def test_measure_on_reference_is_close_to_one(tmp_path, monkeypatch):
     monkeypatch.setenv("GPU_DRIVER_STATE_DIR", str(tmp_path))
     spreads, lines = {}, []
     ratios = calibration.measure(gd.get_device("reference"), rounds=5, spreads=spreads, progress=lines.append)
-    assert set(ratios) == set(spreads) == {"TENSOR_FLOAT32", "TENSOR_QUANT8_ASYMM", "TENSOR_INT32"}
-    assert all(0.2 < r < 5 for r in ratios.values())   # the same work on the same device, paired: about 1
-    assert all(s >= 0 for s in spreads.values()) and len(lines) == 3
+    types = {"TENSOR_FLOAT32", "TENSOR_QUANT8_ASYMM", "TENSOR_INT32"}
+    assert set(ratios) == set(spreads) == types | {"IF", "WHILE"}
+    assert all(0.2 < ratios[t] < 5 for t in types)   # the same work on the same device, paired: about 1
+    assert ratios["IF"] > 0 and ratios["WHILE"] > 0  # a difference of small times: only its sign is sure
+    assert all(s >= 0 for s in spreads.values()) and len(lines) == 5
+
+
+class Sleeper:
+    """A stand-in for a prepared model whose execution takes a known time."""
+
+    def __init__(self, seconds):
+        self.seconds = seconds
+
+    def execute(self, _inputs):
+        time.sleep(self.seconds)
 
 
 def test_paired_ratio_of_a_known_slowdown():
     # one side sleeps 2 ms more than the other on every call: the paired median ratio is that of the
     # two durations, whatever the machine does meanwhile
-    import time
-
-    class Sleeper:
-        def __init__(self, seconds):
-            self.seconds = seconds
-
-        def execute(self, _inputs):
-            time.sleep(self.seconds)
-
     median, spread = calibration.measure_ratio(Sleeper(0.004), Sleeper(0.002), None, rounds=9)
+    assert 1.5 < median < 2.5 and spread < 0.5
+
+
+def test_paired_overhead_ratio_of_known_overheads():
+    # control flow adds 4 ms on "mine" and 2 ms on the reference above the same 1 ms of work: 2
+    sides = [(Sleeper(seconds), None) for seconds in (0.005, 0.001, 0.003, 0.001)]
+    median, spread = calibration.measure_overhead_ratio(*sides, rounds=9, batch=1)
     assert 1.5 < median < 2.5 and spread < 0.5
