@@ -16,6 +16,7 @@ deadline, ends with MISSED_DEADLINE_TRANSIENT (interface.md §7.5).
 """
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass, replace
 
@@ -269,9 +270,32 @@ class _Segment:
         raise failure("a control-flow segment's outputs kept growing")
 
 
+class _LaunchSlot:
+    """A data-dependent kernel's launch with its scratch buffers and row counter bound: one
+    execution's use at a time (see _DataDependentStep); inputs and outputs are rebound per run."""
+
+    def __init__(self, launcher, allocator, program, name: str, launch: DataDependentKernel):
+        self.counter = allocator.alloc(4)
+        self.scratch = [allocator.alloc(max(n, 1)) for n in launch.scratch_bytes]
+        self.first_output = len(launch.input_positions) + len(self.scratch)
+        # the counter stands in for the inputs and outputs until run() binds them
+        args = ([self.counter] * len(launch.input_positions) + self.scratch
+                + [self.counter] * len(launch.max_output_bytes) + [self.counter])
+        self.launch = launcher.make_launch(program, name, args, launch.global_size, None)
+
+
 class _DataDependentStep:
     """An operation with data-dependent output sizes: its kernel (compiled once per specialisation)
-    over the device tensors, its outputs sized by the row count it reports."""
+    over the device tensors, its outputs sized by the row count it reports.
+
+    The launch, its scratch buffers and its row counter are kept between executions in a pool per
+    specialisation: an execution takes a slot (a new one when every slot is in use by another thread),
+    rebinds the inputs and outputs, and gives the slot back once the count has been read (the kernel
+    has finished with its scratch then).  Outputs are fresh buffers every run: they are values that
+    later steps, a WHILE loop's next iteration or the caller still read."""
+
+    #: specialisations whose launch slots are kept (the oldest dropped beyond)
+    MAX_POOLS = 16
 
     def __init__(self, device, model: Model, subgraph: Subgraph, op: Operation):
         self.device = device
@@ -279,10 +303,12 @@ class _DataDependentStep:
         self.hook = lookup(op.type).data_dependent
         self.inputs, self.outputs = _declared(model, subgraph, op)
         self._programs: dict[tuple, tuple] = {}
+        self._slots: dict[tuple, list[_LaunchSlot]] = {}
+        self._lock = threading.Lock()
 
-    def _program(self, launch: DataDependentKernel):
-        key = (launch.template, tuple(sorted(launch.defines.items())))
-        found = self._programs.get(key)
+    def _program(self, key: tuple, launch: DataDependentKernel):
+        with self._lock:
+            found = self._programs.get(key)
         if found is None:
             backend = self.device.backend
             kernel = KernelInstance(launch.template, dict(launch.defines), [], [], launch.global_size)
@@ -292,8 +318,26 @@ class _DataDependentStep:
                 found = (backend.launcher.load(backend.compiler.compile(source), [kernel.name]), kernel.name)
             finally:
                 COMPILE_TIME.add(time.perf_counter_ns() - started)
-            self._programs[key] = found
+            with self._lock:
+                found = self._programs.setdefault(key, found)
         return found
+
+    def _take_slot(self, launch: DataDependentKernel) -> tuple[tuple, _LaunchSlot]:
+        key = (launch.template, tuple(sorted(launch.defines.items())), tuple(launch.scratch_bytes),
+               len(launch.input_positions), len(launch.max_output_bytes), tuple(launch.global_size))
+        with self._lock:
+            free = self._slots.get(key)
+            if free:
+                return key, free.pop()
+        program, name = self._program(key[:2], launch)
+        backend = self.device.backend
+        return key, _LaunchSlot(backend.launcher, backend.allocator, program, name, launch)
+
+    def _give_back(self, key: tuple, slot: _LaunchSlot) -> None:
+        with self._lock:
+            if key not in self._slots and len(self._slots) >= self.MAX_POOLS:
+                self._slots.pop(next(iter(self._slots)))
+            self._slots.setdefault(key, []).append(slot)
 
     def run(self, values: dict[int, DeviceTensor], ctx: ExecutionContext, read) -> None:
         tensors = {p: read(values, self.op.inputs[p]) for p in range(len(self.op.inputs))
@@ -303,16 +347,17 @@ class _DataDependentStep:
         launch = self.hook(ins, self.outputs)
         if launch is None:
             raise failure(f"{self.op.type.name}: no kernel for these operands")
-        program, name = self._program(launch)
         backend = self.device.backend
         allocator, launcher = backend.allocator, backend.launcher
         outs = [HardwareBuffer.blob(max(n, 1), device=self.device) for n in launch.max_output_bytes]
-        counter = allocator.alloc(4)
-        args = ([tensors[p].buffer.device_buffer for p in launch.input_positions]
-                + [allocator.alloc(max(n, 1)) for n in launch.scratch_bytes]
-                + [o.device_buffer for o in outs] + [counter])
-        launcher.enqueue([launcher.make_launch(program, name, args, launch.global_size, None)])
-        count = int(allocator.download(counter, np.zeros(1, np.int32))[0])  # the one number read back
+        key, slot = self._take_slot(launch)
+        for position, p in enumerate(launch.input_positions):
+            launcher.rebind(slot.launch, position, tensors[p].buffer.device_buffer)
+        for k, o in enumerate(outs):
+            launcher.rebind(slot.launch, slot.first_output + k, o.device_buffer)
+        launcher.enqueue([slot.launch])
+        count = int(allocator.download(slot.counter, np.zeros(1, np.int32))[0])  # the one number read back
+        self._give_back(key, slot)  # the kernel is done with its scratch (on an error the slot is dropped)
         if count < 0:
             raise failure(launch.error)
         for idx, buf, shape, info in zip(self.op.outputs, outs, launch.shapes(count), self.outputs):

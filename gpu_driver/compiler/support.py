@@ -38,8 +38,9 @@ def node_supported(graph: Graph, node: Node, features: frozenset | None = None) 
         return False
 
 
-#: sizes tried, in order, for the unknown input dimensions of a dynamic-shape model (see support_graph)
-REPRESENTATIVE_DIMS = (1, 2, 4, 8, 16, 32, 64, 128, 224)
+#: sizes tried, in order, for the unknown input dimensions of a dynamic-shape model (see support_graph);
+#: 0 last: some declared outputs admit only an empty input (the rows a data-dependent operation kept)
+REPRESENTATIVE_DIMS = (1, 2, 4, 8, 16, 32, 64, 128, 224, 0)
 #: at most this many combinations of representative values are tried (see support_graph)
 MAX_VALUE_COMBINATIONS = 256
 

@@ -178,3 +178,87 @@ def test_detection_tensors_stay_on_the_device(accelerator):
     np.testing.assert_allclose(got, want, atol=1e-5, rtol=1e-5)
     # the output, the row count, and ROI_ALIGN's 4-byte status word (its kernel checks the batch indices)
     assert counters.snapshot()["d2h_bytes"] == got.nbytes + 4 + 4
+
+
+def _nms_then_pool(b, ins, t, pool, score_threshold, channels=2):
+    """BOX_WITH_NMS_LIMIT over model inputs ``ins`` (specs of _nms_case) feeding ``pool`` (ROI_ALIGN or
+    ROI_POOLING, 2 × 2 bins, NHWC) over a feature input [2, 8, 8, channels]; returns (the pooled
+    operand, the feature input)."""
+    sq = (ins[0].scale, ins[0].zp)
+    f = OT.FLOAT16 if t == F16 else OT.FLOAT32
+    s, r, bi = (b.add_input(x.type, x.shape, x.scale, x.zp) for x in ins)
+    feat = b.add_input(t, (2, 8, 8, channels), *sq)
+    outs = [b.add_operand(t, (0,), *sq), b.add_operand(ins[1].type, (0, 4), ins[1].scale, ins[1].zp),
+            b.add_operand(I32, (0,)), b.add_operand(I32, (0,))]
+    scal = [b.add_scalar(f, score_threshold), b.add_scalar(OT.INT32, -1), b.add_scalar(OT.INT32, 0),
+            *(b.add_scalar(f, v) for v in (0.4, 0.5, 0.3))]
+    b.add_operation(OP.BOX_WITH_NMS_LIMIT, [s, r, bi, *scal], outs)
+    pooled = b.add_operand(t, (0, 2, 2, channels), *sq)
+    args = [feat, outs[1], outs[3], b.add_scalar(OT.INT32, 2), b.add_scalar(OT.INT32, 2),
+            b.add_scalar(f, 4.0), b.add_scalar(f, 4.0)]
+    if pool == OP.ROI_ALIGN:
+        args += [b.add_scalar(OT.INT32, 2), b.add_scalar(OT.INT32, 2)]
+    b.add_operation(pool, [*args, b.add_scalar(OT.BOOL, False)], [pooled])
+    return pooled, feat
+
+
+@pytest.mark.parametrize("t", [F32, F16, Q8A, Q8AS])
+def test_empty_detection_flows_downstream(accelerator, t):
+    """No box passes the score threshold: BOX_WITH_NMS_LIMIT keeps zero rows, ROI_ALIGN of zero
+    boxes is zero-sized, and concatenating it with x along axis 0 gives x (AOSP's zero-sized
+    semantics), on the device, with the output's dimensions declared.  (ROI_POOLING refuses zero
+    boxes on every device.)"""
+    import gpu_driver as gd
+    ins, _, data, sq, _ = _nms_case(t, np.random.default_rng(11))
+    b = gd.ModelBuilder()
+    pooled, _ = _nms_then_pool(b, ins, t, OP.ROI_ALIGN, score_threshold=5.0)  # every score is below 2.6
+    x = b.add_input(t, (1, 2, 2, 2), *sq)
+    out = b.add_operand(t, (1, 2, 2, 2), *sq)
+    b.add_operation(OP.CONCATENATION, [pooled, x, b.add_scalar(OT.INT32, 0)], [out])
+    b.set_outputs([out])
+    model = b.finish()
+    assert accelerator.get_supported_operations(model) == [True, True, True]
+    rng = np.random.default_rng(12)
+    feats = random_data(In(t, (2, 8, 8, 2)), rng)
+    xv = random_data(In(t, (1, 2, 2, 2)), rng)
+    (got,) = run_model(accelerator, model, [*data, feats, xv])
+    np.testing.assert_array_equal(got, xv)
+
+
+def test_detection_model_from_several_threads(accelerator):
+    """One prepared model (BOX_WITH_NMS_LIMIT → ROI_ALIGN) executed from several threads at once, each
+    with its own data (so different row counts): every result equals the reference device's."""
+    import concurrent.futures
+
+    import gpu_driver as gd
+    b = gd.ModelBuilder()
+    ins = _nms_case(F32, np.random.default_rng(0))[0]
+    pooled, _ = _nms_then_pool(b, ins, F32, OP.ROI_ALIGN, score_threshold=0.2)
+    b.set_outputs([pooled])
+    model = b.finish()
+    feeds = []
+    for seed in range(6):
+        rng = np.random.default_rng(100 + seed)
+        data = _nms_case(F32, rng)[2]
+        data[0] = (data[0] * rng.uniform(0.3, 1.0)).astype(np.float32)  # fewer or more boxes above 0.2
+        feeds.append([*data, rng.uniform(-1, 1, (2, 8, 8, 2)).astype(np.float32)])
+    reference = gd.get_device("reference").prepare_model(model)
+    want = [reference.execute(f)[0] for f in feeds]
+    assert len({w.shape[0] for w in want}) > 1  # the threads' results have different row counts
+    prepared = accelerator.prepare_model(model)
+
+    def run(k):
+        return [np.asarray(prepared.execute(feeds[k % len(feeds)])[0]) for _ in range(4)]
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=6) as pool:
+        results = list(pool.map(run, range(12)))
+    for k, got in enumerate(results):
+        for g in got:
+            np.testing.assert_allclose(g, want[k % len(feeds)], atol=1e-5, rtol=1e-5)
+    # the data-dependent step keeps its launches, scratch and counters: at most one per thread
+    # that ran it at once, and a later execution takes one of those
+    nms = prepared.program.steps[0]
+    pooled = sum(len(slots) for slots in nms._slots.values())
+    assert 1 <= pooled <= 6
+    np.testing.assert_allclose(prepared.execute(feeds[0])[0], want[0], atol=1e-5, rtol=1e-5)
+    assert sum(len(slots) for slots in nms._slots.values()) == pooled
