@@ -252,6 +252,11 @@ def import_subgraph(model: TfliteModel, subgraph: Subgraph, builder: ModelBuilde
         raise invalid(f"the TF Lite model has {len(problems)} operator(s) this driver cannot express:\n  "
                       + "\n  ".join(problems))
     for i in subgraph.outputs:
+        if i in em.folded:
+            # an output computed at import: a model output cannot be a constant, so copy it out
+            out = em.like(i)
+            em.op(OperationType.RESHAPE, [em.operand(i), em.i32_vector(em.shape_of(i))], [out])
+            em.operands[i] = out
         if i not in em.operands:
             raise invalid(f"model output tensor {i} ({subgraph.tensors[i].name}) is not produced by any operator")
     builder.set_outputs([em.operands[i] for i in subgraph.outputs])

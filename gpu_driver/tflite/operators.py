@@ -526,10 +526,16 @@ def _topk(em: Emitter, op: Operator) -> None:
 
 
 def _reverse(em: Emitter, op: Operator) -> None:
-    axes = _const(em, op, 1, "axis").reshape(-1)
-    if axes.size != 1:
-        raise Unsupported("REVERSE of more than one axis")
-    em.op(O.REVERSE, [em.operand(op.inputs[0]), em.i32_vector(axes)], [em.output(op.outputs[0])])
+    """REVERSE_V2: one NNAPI REVERSE per axis."""
+    rank = len(em.shape_of(op.inputs[0]))
+    axes = sorted({int(a) % rank for a in _const(em, op, 1, "axis").reshape(-1)})
+    x = em.operand(op.inputs[0])
+    for k, axis in enumerate(axes):
+        out = em.output(op.outputs[0]) if k == len(axes) - 1 else em.like(op.inputs[0])
+        em.op(O.REVERSE, [x, em.i32_vector([axis])], [out])
+        x = out
+    if not axes:
+        em.op(O.RESHAPE, [x, em.i32_vector(em.shape_of(op.inputs[0]))], [em.output(op.outputs[0])])
 
 
 def _block(op_type: O):
@@ -752,6 +758,305 @@ def _while(em: Emitter, op: Operator) -> None:
     em.op(O.WHILE, [cond, body] + [em.operand(i) for i in op.inputs], [em.output(o) for o in op.outputs])
 
 
+# ---- operators composed of several NNAPI operations ------------------------------------------------
+
+_SCALAR_TYPES = {"FLOAT32": (T.TENSOR_FLOAT32, np.float32), "FLOAT16": (T.TENSOR_FLOAT16, np.float16),
+                 "INT32": (T.TENSOR_INT32, np.int32)}
+
+
+def _plain_type(em: Emitter, i: int, what: str) -> tuple[T, type]:
+    """(operand type, numpy dtype) of an unquantized float or int32 tensor ``i``, else Unsupported."""
+    kind = em.tensor(i).type_name
+    if kind not in _SCALAR_TYPES:
+        raise Unsupported(f"{what} of {kind}")
+    return _SCALAR_TYPES[kind]
+
+
+def _filled(em: Emitter, i: int, dims, value) -> int:
+    """A constant of tensor ``i``'s plain type, shape ``dims``, every element ``value``."""
+    otype, dtype = _plain_type(em, i, "a constant")
+    return em.constant(otype, np.full([int(d) for d in dims], value, dtype))
+
+
+def _bool_like(em: Emitter, dims) -> int:
+    return em.b.add_operand(T.TENSOR_BOOL8, [int(d) for d in dims])
+
+
+def _cos(em: Emitter, op: Operator) -> None:
+    """COS as SIN(x + π/2)."""
+    x = op.inputs[0]
+    shifted = em.like(x)
+    em.op(O.ADD, [em.operand(x), _filled(em, x, [1], np.pi / 2), em.i32(0)], [shifted])
+    em.op(O.SIN, [shifted], [em.output(op.outputs[0])])
+
+
+def _sign(em: Emitter, op: Operator) -> None:
+    """SIGN as SELECT(x > 0, 1, SELECT(x < 0, −1, 0)): 0 for 0 and NaN, as TF Lite's (x > 0) − (x < 0)."""
+    x = op.inputs[0]
+    dims = _known_shape(em, x)
+    positive, negative, low = _bool_like(em, dims), _bool_like(em, dims), em.like(x)
+    zero = _filled(em, x, [1], 0)
+    em.op(O.GREATER, [em.operand(x), zero], [positive])
+    em.op(O.LESS, [em.operand(x), zero], [negative])
+    em.op(O.SELECT, [negative, _filled(em, x, dims, -1), _filled(em, x, dims, 0)], [low])
+    em.op(O.SELECT, [positive, _filled(em, x, dims, 1), low], [em.output(op.outputs[0])])
+
+
+def _round(em: Emitter, op: Operator) -> None:
+    """ROUND, half to even as TF Lite: f = floor(x), d = x − f; f + 1 where d > ½ or (d = ½ and f odd)."""
+    x = op.inputs[0]
+    _plain_type(em, x, "ROUND")
+    dims = em.shape_of(x)
+    xo = em.operand(x)
+    f, d, f1, h, fh = (em.like(x) for _ in range(5))
+    above, tie, odd, odd_tie, up = (_bool_like(em, dims) for _ in range(5))
+    em.op(O.FLOOR, [xo], [f])
+    em.op(O.SUB, [xo, f, em.i32(0)], [d])
+    em.op(O.ADD, [f, _filled(em, x, [1], 1), em.i32(0)], [f1])
+    em.op(O.MUL, [f, _filled(em, x, [1], 0.5), em.i32(0)], [h])
+    em.op(O.FLOOR, [h], [fh])
+    em.op(O.NOT_EQUAL, [fh, h], [odd])
+    em.op(O.GREATER, [d, _filled(em, x, [1], 0.5)], [above])
+    em.op(O.EQUAL, [d, _filled(em, x, [1], 0.5)], [tie])
+    em.op(O.LOGICAL_AND, [tie, odd], [odd_tie])
+    em.op(O.LOGICAL_OR, [above, odd_tie], [up])
+    em.op(O.SELECT, [up, f1, f], [em.output(op.outputs[0])])
+
+
+def _floor_mod(em: Emitter, op: Operator) -> None:
+    """FLOOR_MOD of INT32 as x − FLOOR_DIV(x, y)·y (exact).  The float form is refused: without an
+    exact remainder (fmod) the composition can be off by a whole y next to multiples of y."""
+    if em.tensor(op.inputs[0]).type_name != "INT32":
+        raise Unsupported(f"FLOOR_MOD of {em.tensor(op.inputs[0]).type_name} (NNAPI has no exact float remainder)")
+    a, b = em.operand(op.inputs[0]), em.operand(op.inputs[1])
+    q, p = em.like(op.outputs[0]), em.like(op.outputs[0])
+    em.op(O.DIV, [a, b, em.i32(0)], [q])
+    em.op(O.MUL, [q, b, em.i32(0)], [p])
+    em.op(O.SUB, [a, p, em.i32(0)], [em.output(op.outputs[0])])
+
+
+def _range(em: Emitter, op: Operator) -> None:
+    """RANGE of constant start, limit and delta: a constant."""
+    start, limit, delta = (_const(em, op, k, name).reshape(-1)[0] for k, name in
+                           enumerate(("start", "limit", "delta")))
+    if delta == 0:
+        raise Unsupported("RANGE with delta 0")
+    dtype = TENSOR_DTYPES.get(em.tensor(op.outputs[0]).type, np.float32)
+    em.folded[op.outputs[0]] = np.arange(start, limit, delta).astype(dtype)
+
+
+def _broadcast_args(em: Emitter, op: Operator) -> None:
+    """BROADCAST_ARGS of two constant shapes: a constant."""
+    a, b = (tuple(int(v) for v in _const(em, op, k, "shape").reshape(-1)) for k in (0, 1))
+    try:
+        shape = np.broadcast_shapes(a, b)
+    except ValueError:
+        raise Unsupported(f"shapes {list(a)} and {list(b)} do not broadcast") from None
+    em.folded[op.outputs[0]] = np.asarray(shape, TENSOR_DTYPES.get(em.tensor(op.outputs[0]).type, np.int32))
+
+
+def _select_v2(em: Emitter, op: Operator) -> None:
+    """SELECT_V2 (broadcasting): a condition of another shape widened by LOGICAL_AND with a constant
+    all-true tensor of the output's shape, values of another shape RESHAPEd and TILEd to it."""
+    out = _known_shape(em, op.outputs[0])
+    operands = []
+    for k, i in enumerate(op.inputs):
+        dims = _known_shape(em, i)
+        x = em.operand(i)
+        if dims != out and k == 0:
+            wide = _bool_like(em, out)
+            em.op(O.LOGICAL_AND, [x, em.constant(T.TENSOR_BOOL8, np.ones(out, bool))], [wide])
+            x = wide
+        elif dims != out:
+            dims = [1] * (len(out) - len(dims)) + dims
+            if len(dims) != len(em.tensor(i).shape):
+                reshaped = em.like(i, shape=dims)
+                em.op(O.RESHAPE, [x, em.i32_vector(dims)], [reshaped])
+                x = reshaped
+            tiled = em.like(i, shape=out)
+            em.op(O.TILE, [x, em.i32_vector([o if d == 1 else 1 for d, o in zip(dims, out)])], [tiled])
+            x = tiled
+        operands.append(x)
+    em.op(O.SELECT, operands, [em.output(op.outputs[0])])
+
+
+def _gather_nd(em: Emitter, op: Operator) -> None:
+    """GATHER_ND as GATHER along axis 0 of the params with their first K dimensions flattened, at the
+    linear index Σ indices[..., k]·stride_k (computed at import for constant indices).  A runtime
+    index out of range in one dimension but inside the flattened ones is not detected."""
+    params, indices = op.inputs
+    pdims, idims = _known_shape(em, params), _known_shape(em, indices)
+    k = idims[-1]
+    if not 0 < k <= len(pdims):
+        raise Unsupported(f"GATHER_ND with index depth {k} for rank {len(pdims)} params")
+    strides = [int(np.prod(pdims[j + 1:k])) for j in range(k)]
+    flat = em.like(params, shape=[int(np.prod(pdims[:k]))] + pdims[k:])
+    em.op(O.RESHAPE, [em.operand(params), em.i32_vector([int(np.prod(pdims[:k]))] + pdims[k:])], [flat])
+    lead = idims[:-1] or [1]
+    value = em.value(indices)
+    if value is not None:
+        value = np.asarray(value, np.int64).reshape(-1, k)
+        if ((value < 0) | (value >= np.asarray(pdims[:k]))).any():
+            raise Unsupported("GATHER_ND index out of range")
+        linear = em.constant(T.TENSOR_INT32, (value @ np.asarray(strides)).astype(np.int32).reshape(lead))
+    else:
+        total = None
+        for j in range(k):
+            part, scaled = em.like(indices, shape=idims[:-1] + [1]), em.like(indices, shape=idims[:-1] + [1])
+            starts = [0] * len(idims)
+            starts[-1] = j
+            em.op(O.SLICE, [em.operand(indices), em.i32_vector(starts), em.i32_vector(idims[:-1] + [1])], [part])
+            em.op(O.MUL, [part, em.constant(T.TENSOR_INT32, np.asarray([strides[j]], np.int32)), em.i32(0)],
+                  [scaled])
+            if total is not None:
+                summed = em.like(indices, shape=idims[:-1] + [1])
+                em.op(O.ADD, [total, scaled, em.i32(0)], [summed])
+                scaled = summed
+            total = scaled
+        linear = em.like(indices, shape=lead)
+        em.op(O.RESHAPE, [total, em.i32_vector(lead)], [linear])
+    if idims[:-1]:
+        em.op(O.GATHER, [flat, em.i32(0), linear], [em.output(op.outputs[0])])
+    else:
+        gathered = em.like(params, shape=[1] + pdims[k:])
+        em.op(O.GATHER, [flat, em.i32(0), linear], [gathered])
+        em.op(O.RESHAPE, [gathered, em.i32_vector(pdims[k:] or [1])], [em.output(op.outputs[0])])
+
+
+def _shifted(em: Emitter, x: int, like: int, dims: list[int], axis: int, s: int, reverse: bool) -> int:
+    """``x`` moved ``s`` places along ``axis`` (towards the end, or the start when ``reverse``), the
+    vacated places zero: PAD of a SLICE for floats; GATHER with clamped indices times a 0/1 mask for
+    INT32 (PAD has no INT32 form)."""
+    n = dims[axis]
+    out = em.like(like, shape=dims)
+    if em.tensor(like).type_name == "INT32":
+        idx = np.clip(np.arange(n) + (s if reverse else -s), 0, n - 1).astype(np.int32)
+        keep = (np.arange(n) < n - s) if reverse else (np.arange(n) >= s)
+        gathered = em.like(like, shape=dims)
+        em.op(O.GATHER, [x, em.i32(axis), em.constant(T.TENSOR_INT32, idx)], [gathered])
+        mask_dims = [1] * len(dims)
+        mask_dims[axis] = n
+        em.op(O.MUL, [gathered, em.constant(T.TENSOR_INT32, keep.astype(np.int32).reshape(mask_dims)), em.i32(0)],
+              [out])
+        return out
+    part_dims = list(dims)
+    part_dims[axis] = n - s
+    starts = [0] * len(dims)
+    starts[axis] = s if reverse else 0
+    part = em.like(like, shape=part_dims)
+    em.op(O.SLICE, [x, em.i32_vector(starts), em.i32_vector(part_dims)], [part])
+    pads = np.zeros((len(dims), 2), np.int32)
+    pads[axis, 1 if reverse else 0] = s
+    em.op(O.PAD, [part, em.constant(T.TENSOR_INT32, pads)], [out])
+    return out
+
+
+def _cumsum(em: Emitter, op: Operator) -> None:
+    """CUMSUM along a constant axis as a scan of ⌈log₂ n⌉ shifted additions (exclusive: one more
+    shift; reverse: shifts towards the start)."""
+    x = op.inputs[0]
+    otype, dtype = _plain_type(em, x, "CUMSUM")
+    dims = _known_shape(em, x)
+    axis = int(_const(em, op, 1, "axis").reshape(-1)[0]) % len(dims)
+    exclusive, reverse = bool(_opt(op, "Exclusive", False)), bool(_opt(op, "Reverse", False))
+    n = dims[axis]
+    total, s = em.operand(x), 1
+    while s < n:
+        summed = em.like(x, shape=dims)
+        em.op(O.ADD, [total, _shifted(em, total, x, dims, axis, s, reverse), em.i32(0)], [summed])
+        total, s = summed, s * 2
+    if exclusive:
+        total = _shifted(em, total, x, dims, axis, 1, reverse) if n > 1 else em.constant(otype, np.zeros(dims, dtype))
+    em.op(O.RESHAPE, [total, em.i32_vector(dims)], [em.output(op.outputs[0])])
+
+
+def _one_hot(em: Emitter, op: Operator) -> None:
+    """ONE_HOT with a constant depth and on/off values: EQUAL of the indices (a 1 inserted at the axis)
+    with 0…depth−1, then SELECT between constant on and off tensors of the output's shape."""
+    indices = op.inputs[0]
+    depth = int(_const(em, op, 1, "depth").reshape(-1)[0])
+    on = _const(em, op, 2, "on_value").reshape(-1)[0]
+    off = _const(em, op, 3, "off_value").reshape(-1)[0]
+    out = op.outputs[0]
+    _plain_type(em, out, "ONE_HOT")
+    idims = _known_shape(em, indices)
+    axis = int(_opt(op, "Axis", -1))
+    axis = axis % (len(idims) + 1)
+    odims = idims[:axis] + [depth] + idims[axis:]
+    column = idims[:axis] + [1] + idims[axis:]
+    expanded = em.like(indices, shape=column)
+    em.op(O.RESHAPE, [em.operand(indices), em.i32_vector(column)], [expanded])
+    positions = np.arange(depth, dtype=np.int32).reshape([depth] + [1] * (len(idims) - axis))
+    hot = _bool_like(em, odims)
+    em.op(O.EQUAL, [expanded, em.constant(T.TENSOR_INT32, positions)], [hot])
+    em.op(O.SELECT, [hot, _filled(em, out, odims, on), _filled(em, out, odims, off)], [em.output(out)])
+
+
+def _matrix_diag(em: Emitter, op: Operator) -> None:
+    """MATRIX_DIAG: the diagonal row TILEd into every row, then SELECT on a constant identity pattern
+    (off-diagonal zeros whatever the values, NaN included)."""
+    x = op.inputs[0]
+    dims = _known_shape(em, x)
+    n = dims[-1]
+    row_dims, out_dims = dims[:-1] + [1, n], dims[:-1] + [n, n]
+    row, tiled = em.like(x, shape=row_dims), em.like(x, shape=out_dims)
+    em.op(O.RESHAPE, [em.operand(x), em.i32_vector(row_dims)], [row])
+    em.op(O.TILE, [row, em.i32_vector([1] * (len(dims) - 1) + [n, 1])], [tiled])
+    pattern = np.broadcast_to(np.eye(n, dtype=bool), out_dims)
+    em.op(O.SELECT, [em.constant(T.TENSOR_BOOL8, pattern), tiled, _filled(em, x, out_dims, 0)],
+          [em.output(op.outputs[0])])
+
+
+def _segment_sum(em: Emitter, op: Operator) -> None:
+    """SEGMENT_SUM / UNSORTED_SEGMENT_SUM of float32 data with constant segment ids: the data's rows
+    (transposed) times a constant 0/1 membership matrix, a FULLY_CONNECTED."""
+    data = op.inputs[0]
+    if em.tensor(data).type_name != "FLOAT32":
+        raise Unsupported(f"{op.name} of {em.tensor(data).type_name}")
+    ids = _const(em, op, 1, "segment_ids").reshape(-1).astype(np.int64)
+    dims = _known_shape(em, data)
+    segments = int(_const(em, op, 2, "num_segments").reshape(-1)[0]) if len(op.inputs) > 2 else \
+        int(ids.max(initial=-1)) + 1
+    if len(ids) != dims[0] or (ids < 0).any() or (ids >= segments).any():
+        raise Unsupported(f"segment ids {ids.tolist()} for {dims[0]} rows and {segments} segments")
+    if op.name == "SEGMENT_SUM" and not np.isin(np.diff(ids), (0, 1)).all():
+        raise Unsupported(f"SEGMENT_SUM ids {ids.tolist()} must rise by 0 or 1 from one row to the next")
+    inner = int(np.prod(dims[1:]))
+    membership = (ids[None, :] == np.arange(segments)[:, None]).astype(np.float32)
+    rows, columns, summed = (em.like(data, shape=s) for s in ([dims[0], inner], [inner, dims[0]],
+                                                              [inner, segments]))
+    em.op(O.RESHAPE, [em.operand(data), em.i32_vector([dims[0], inner])], [rows])
+    em.op(O.TRANSPOSE, [rows, em.i32_vector([1, 0])], [columns])
+    em.op(O.FULLY_CONNECTED, [columns, em.constant(T.TENSOR_FLOAT32, membership),
+                              em.constant(T.TENSOR_FLOAT32, np.zeros(segments, np.float32)), em.i32(0)], [summed])
+    back = em.like(data, shape=[segments, inner])
+    em.op(O.TRANSPOSE, [summed, em.i32_vector([1, 0])], [back])
+    em.op(O.RESHAPE, [back, em.i32_vector([segments] + dims[1:])], [em.output(op.outputs[0])])
+
+
+def _bucketize(em: Emitter, op: Operator) -> None:
+    """BUCKETIZE with constant boundaries: the count of boundaries ≤ x (x with a trailing axis compared
+    with every boundary, 1.0/0.0 selected, summed), cast to INT32."""
+    x = op.inputs[0]
+    if em.tensor(x).type_name != "FLOAT32":
+        raise Unsupported(f"BUCKETIZE of {em.tensor(x).type_name}")
+    bounds = np.asarray(op.options.BoundariesAsNumpy() if op.options is not None else [], np.float32)
+    dims = _known_shape(em, x)
+    if bounds.size == 0:
+        em.folded[op.outputs[0]] = np.zeros(dims, np.int32)
+        return
+    if (np.diff(bounds) < 0).any():
+        raise Unsupported("BUCKETIZE boundaries must be sorted")
+    wide = dims + [bounds.size]
+    column, reached, counts, total = em.like(x, shape=dims + [1]), _bool_like(em, wide), em.like(x, shape=wide), \
+        em.like(x, shape=dims)
+    em.op(O.RESHAPE, [em.operand(x), em.i32_vector(dims + [1])], [column])
+    em.op(O.GREATER_EQUAL, [column, em.constant(T.TENSOR_FLOAT32, bounds)], [reached])
+    em.op(O.SELECT, [reached, _filled(em, x, wide, 1), _filled(em, x, wide, 0)], [counts])
+    em.op(O.REDUCE_SUM, [counts, em.i32_vector([len(dims)]), em.boolean(False)], [total])
+    em.op(O.CAST, [total], [em.output(op.outputs[0])])
+
+
 CONVERTERS = {
     # element-wise
     "ADD": _with_activation(O.ADD), "SUB": _with_activation(O.SUB), "MUL": _with_activation(O.MUL),
@@ -766,7 +1071,7 @@ CONVERTERS = {
     "EQUAL": _direct(O.EQUAL), "NOT_EQUAL": _direct(O.NOT_EQUAL), "GREATER": _direct(O.GREATER),
     "GREATER_EQUAL": _direct(O.GREATER_EQUAL), "LESS": _direct(O.LESS), "LESS_EQUAL": _direct(O.LESS_EQUAL),
     "LOGICAL_AND": _direct(O.LOGICAL_AND), "LOGICAL_OR": _direct(O.LOGICAL_OR), "LOGICAL_NOT": _direct(O.LOGICAL_NOT),
-    "SELECT": _select, "SELECT_V2": _select, "CAST": _cast, "CEIL": _ceil, "FLOOR_DIV": _floor_div,
+    "SELECT": _select, "SELECT_V2": _select_v2, "CAST": _cast, "CEIL": _ceil, "FLOOR_DIV": _floor_div,
     "RELU_0_TO_1": _relu_0_to_1, "GELU": _gelu,
     "DEQUANTIZE": _dequantize, "DENSIFY": _densify, "QUANTIZE": _quantize,
     # convolution, pooling, matrix products
@@ -797,4 +1102,9 @@ CONVERTERS = {
     "SVDF": _svdf,
     # control flow (multi-subgraph models)
     "IF": _if, "WHILE": _while,
+    # composed of several NNAPI operations
+    "COS": _cos, "SIGN": _sign, "ROUND": _round, "FLOOR_MOD": _floor_mod, "RANGE": _range,
+    "BROADCAST_ARGS": _broadcast_args, "GATHER_ND": _gather_nd, "CUMSUM": _cumsum, "ONE_HOT": _one_hot,
+    "MATRIX_DIAG": _matrix_diag, "SEGMENT_SUM": _segment_sum, "UNSORTED_SEGMENT_SUM": _segment_sum,
+    "BUCKETIZE": _bucketize,
 }

@@ -14,3 +14,18 @@ def litert(data: bytes, feed):
         it.set_tensor(d["index"], x)
     it.invoke()
     return [it.get_tensor(d["index"]) for d in it.get_output_details()]
+
+
+def assert_matches(actual, expected, key: str, *, tolerance: float = 1e-5, integer_steps: int = 0) -> None:
+    """Each output of the driver against LiteRT's: shapes equal; floats within ``tolerance`` (absolute
+    and relative); integers (quantized steps) within ``integer_steps``."""
+    import numpy as np
+
+    for a, e in zip(actual, expected):
+        a, e = np.asarray(a), np.asarray(e)
+        assert a.shape == e.shape, f"{key}: shape {a.shape} vs LiteRT {e.shape}"
+        if e.dtype.kind == "f":
+            np.testing.assert_allclose(a, e, atol=tolerance, rtol=tolerance, err_msg=key)
+        else:
+            assert np.abs(a.astype(np.int64) - e.astype(np.int64)).max(initial=0) <= integer_steps, key
+
