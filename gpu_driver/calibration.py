@@ -24,7 +24,6 @@ Figures are measured once per device and driver version and persisted in the sta
 from __future__ import annotations
 
 import json
-import statistics
 import time
 from typing import Callable
 
@@ -106,40 +105,41 @@ WORKLOADS: dict[OperandType, Callable[[], tuple[Model, np.ndarray]]] = {
 }
 
 
-def median_execution_seconds(prepared, feed: np.ndarray, repeats: int) -> float:
-    """Median wall time of ``prepared.execute([feed])`` over ``repeats`` runs, after one warm-up."""
-    prepared.execute([feed])  # warm-up
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        prepared.execute([feed])
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
-
-
 #: timed rounds per workload, and untimed warm-up executions of each side before them
 ROUNDS, WARMUP = 41, 5
 
 
-def paired_rounds(sides: list[tuple[object, list]], rounds: int, batch: int = 1) -> np.ndarray:
-    """Seconds per execution of each ``(prepared, inputs)`` side in each round: (sides × rounds).
+def paired_rounds(sides: list[tuple[object, list]], rounds: int, batch: int = 1, min_seconds: float = 0.0,
+                  max_rounds: int | None = None,
+                  on_round: Callable[[int, float], None] | None = None) -> np.ndarray:
+    """Seconds per execution of each ``(prepared, inputs)`` side in each round: (sides × rounds run).
 
     WARMUP untimed executions of every side first; then every round times each side (``batch``
     executions back to back, averaged) one after the other, the order reversing every round, so
-    that drift of the machine hits every side alike."""
+    that drift of the machine hits every side alike.  At least ``rounds`` rounds, more until the
+    timed rounds took ``min_seconds`` in all (at most ``max_rounds``); ``on_round(rounds done,
+    seconds so far)`` after each."""
     for _ in range(WARMUP):
         for prepared, inputs in sides:
             prepared.execute(inputs)
-    seconds = np.empty((len(sides), rounds))
     order = list(range(len(sides)))
-    for r in range(rounds):
-        for k in (order if r % 2 == 0 else order[::-1]):
+    columns: list[list[float]] = []
+    elapsed = 0.0
+    cap = max_rounds if max_rounds is not None else float("inf")
+    while len(columns) < rounds or (elapsed < min_seconds and len(columns) < cap):
+        column = [0.0] * len(sides)
+        for k in (order if len(columns) % 2 == 0 else order[::-1]):
             prepared, inputs = sides[k]
             t0 = time.perf_counter()
             for _ in range(batch):
                 prepared.execute(inputs)
-            seconds[k, r] = (time.perf_counter() - t0) / batch
-    return seconds
+            spent = time.perf_counter() - t0
+            column[k] = spent / batch
+            elapsed += spent
+        columns.append(column)
+        if on_round:
+            on_round(len(columns), elapsed)
+    return np.array(columns).T
 
 
 def median_and_spread(ratios) -> tuple[float, float]:
@@ -355,15 +355,15 @@ def capabilities(ratios: dict[str, float]) -> Capabilities:
 
 def figure_sources(ratios: dict[str, float]) -> dict[str, str]:
     """How each figure of :func:`capabilities` (operand type names, "IF", "WHILE") came about:
-    "measured", "from <TYPE>" (DERIVED_FROM) or "default" (FLT_MAX: not measured)."""
+    "calibrated" (measured), "calibrated as <TYPE>" (DERIVED_FROM) or "default" (FLT_MAX)."""
     sources = {}
     for t in OperandType:
         if t.name in ratios:
-            sources[t.name] = "measured"
+            sources[t.name] = "calibrated"
         elif t in DERIVED_FROM and DERIVED_FROM[t].name in ratios:
-            sources[t.name] = f"from {DERIVED_FROM[t].name}"
+            sources[t.name] = f"calibrated as {DERIVED_FROM[t].name}"
         else:
             sources[t.name] = "default"
     for name in CONTROL_FLOW_WORKLOADS:
-        sources[name] = "measured" if name in ratios else "default"
+        sources[name] = "calibrated" if name in ratios else "default"
     return sources

@@ -9,7 +9,7 @@ import importlib
 import sys
 import time
 
-from . import calibration
+from . import calibration, console
 from . import zoo as models
 from .errors import DriverError
 from .hal.types import FLT_MAX
@@ -62,24 +62,44 @@ def _info(args) -> int:
         caps = d.get_capabilities()
         if d.name == "reference":
             print("  figures:      the unit of every ratio (1 by definition)")
+            sources = None
         else:
             when = calibration.measured_at(d)
+            stored = calibration.load(d)
             print(f"  figures:      calibrated {when} (gpu-driver calibrate re-measures them)" if when else
-                  "  figures:      defaults (not calibrated: the state directory could not keep them)")
-        _print_capabilities(caps)
+                  "  figures:      measured now, not stored (the state directory could not keep them)")
+            sources = calibration.figure_sources(stored if stored is not None else {})
+        _print_capabilities(caps, sources)
     return 0
 
 
-def _print_capabilities(caps) -> None:
-    rows = [(p.type.name, p.info) for p in caps.operand_performance if p.info.exec_time < FLT_MAX]
-    relaxed = caps.relaxed_float32_to_float16_performance_tensor
-    if relaxed.exec_time < FLT_MAX:
-        rows.append(("relaxed fp32→fp16 (tensor)", relaxed))
-    width = max([len(name) for name, _ in rows] + [8])
-    print("  capabilities (execTime / powerUsage relative to the reference device; lower is better):")
-    for name, info in rows:
-        print(f"    {name:{width}s} {info.exec_time:9.4g} {info.power_usage:9.4g}")
-    print("    other operand types: not supported (FLT_MAX)")
+def _print_capabilities(caps, sources: dict[str, str] | None) -> None:
+    """The capability figures as a table; ``sources`` (calibration.figure_sources) says for each whether
+    it is calibrated or a default (None: the reference device, the unit)."""
+    def source(name: str) -> str:
+        return "unit" if sources is None else sources.get(name, "default")
+
+    def figure(value: float) -> str:
+        return "FLT_MAX" if value >= FLT_MAX else f"{value:.4g}"
+
+    rows = [(p.type.name, figure(p.info.exec_time), figure(p.info.power_usage), source(p.type.name))
+            for p in caps.operand_performance if p.info.exec_time < FLT_MAX]
+    for name, info in (("relaxed fp32→fp16 (scalar)", caps.relaxed_float32_to_float16_performance_scalar),
+                       ("relaxed fp32→fp16 (tensor)", caps.relaxed_float32_to_float16_performance_tensor)):
+        if info.exec_time < FLT_MAX:
+            derived = source("TENSOR_FLOAT32")
+            rows.append((name, figure(info.exec_time), figure(info.power_usage),
+                         "calibrated as TENSOR_FLOAT32" if derived == "calibrated" else derived))
+    for name, info in (("IF", caps.if_performance), ("WHILE", caps.while_performance)):
+        rows.append((name, figure(info.exec_time), figure(info.power_usage), source(name)))
+    print("  capabilities (execTime / powerUsage relative to the reference device; lower is better; "
+          "other operand types: not supported, FLT_MAX):")
+    print(_indent(console.render_table(["figure", "execTime", "powerUsage", "source"], rows,
+                                       text_columns=["source"])))
+
+
+def _indent(text: str, prefix: str = "    ") -> str:
+    return "\n".join(prefix + line for line in text.splitlines())
 
 
 def _calibrate(args) -> int:
@@ -89,16 +109,17 @@ def _calibrate(args) -> int:
             print("reference: the unit of every ratio (1 for every operand type); nothing to measure")
             continue
         spreads: dict[str, float] = {}
-        ratios = calibration.calibrate(d, force=True, spreads=spreads, progress=_progress)
+        workloads = len(calibration.WORKLOADS) + len(calibration.CONTROL_FLOW_WORKLOADS)
+        with console.progress(total=workloads, message=f"{d.name}: calibrating") as report:
+            ratios = calibration.calibrate(d, force=True, spreads=spreads,
+                                           progress=report.step)
         print(f"{d.name}: re-measured and stored in {calibration.state_dir_for(d) / calibration.CALIBRATION_FILE}")
-        for name, ratio in ratios.items():
-            print(f"  {name:<24} {ratio:9.4g}  (spread of the {calibration.ROUNDS} rounds: {spreads[name]:.1%})")
-        _print_capabilities(calibration.capabilities(calibration.load(d) or {}))
+        print(_indent(console.render_table(
+            ["figure", "ratio", f"spread of the {calibration.ROUNDS} rounds"],
+            [(name, f"{ratio:.4g}", f"{spreads[name]:.1%}") for name, ratio in ratios.items()]), "  "))
+        stored = calibration.load(d) or {}
+        _print_capabilities(calibration.capabilities(stored), calibration.figure_sources(stored))
     return 0
-
-
-def _progress(message: str) -> None:
-    print(f"  … {message}", file=sys.stderr, flush=True)
 
 
 def _parse_range(text: str) -> tuple[float, float]:
@@ -156,9 +177,10 @@ def _bench_models(args, device) -> int:
     results = []
     for path in args.models:
         try:
-            results.append(benchmark_model(path, device, runs=args.runs, compare=args.compare, threads=args.threads,
-                                           input_range=args.range, progress=_progress))
-        except DriverError as exc:
+            with console.progress(message=path) as report:
+                results.append(benchmark_model(path, device, runs=args.runs, compare=args.compare,
+                                               threads=args.threads, input_range=args.range, progress=report))
+        except (DriverError, OSError) as exc:
             results.append(ModelResult(path, device.name, 0, 0.0, None, None, None, None, [], error=str(exc)))
     print(table(results))
     if args.html:
@@ -168,30 +190,52 @@ def _bench_models(args, device) -> int:
     return 0 if all(r.error is None and all(v.verdict != "fail" for v in r.accuracy) for r in results) else 1
 
 
+#: timing of the zoo benchmark: device and reference alternate, one execution each per round, for at
+#: least BENCH_MIN_ROUNDS rounds and BENCH_SECONDS of timed execution per model (at most BENCH_MAX_ROUNDS)
+BENCH_MIN_ROUNDS, BENCH_SECONDS, BENCH_MAX_ROUNDS = 20, 2.0, 5000
+
+
+def _spread(values) -> str:
+    """The interquartile range of ``values`` as "p25–p75"."""
+    import numpy as np
+
+    q1, q3 = np.percentile(values, [25, 75])
+    return f"{q1:.2f}–{q3:.2f}"
+
+
 def _bench(args) -> int:
+    import numpy as np
+
     device = _device(args.device)
     if args.models:
         return _bench_models(args, device)
     reference = get_device("reference")
-    if args.quick:
-        cases = [models.mobilenet_v1(0.25, 96), models.mobilenet_v2(0.25, 96)]
-        repeats = 3
-    else:
-        cases = [models.mobilenet_v1(), models.mobilenet_v2()]
-        repeats = 5
-    print(f"device: {device.name} ({device.get_version_string()})")
-    header = f"{'model':<24}{'GFLOP':>8}{'prepare s':>11}{'device ms':>11}{'reference ms':>14}{'speedup':>9}{'GFLOP/s':>9}"
-    print(header)
-    print("-" * len(header))
+    cases = ([models.mobilenet_v1(0.25, 96), models.mobilenet_v2(0.25, 96)] if args.quick
+             else [models.mobilenet_v1(), models.mobilenet_v2()])
+    print(f"device: {device.name} ({device.get_version_string()}); reference: the numpy reference device; "
+          f"{BENCH_MIN_ROUNDS}+ alternating rounds and {BENCH_SECONDS:g}+ s per model; spread: p25–p75")
+    rows = []
     for bm in cases:
         x = bm.random_input()
-        t0 = time.perf_counter()
-        pm = device.prepare_model(bm.model)
-        prep = time.perf_counter() - t0
-        t_dev = calibration.median_execution_seconds(pm, x, repeats)
-        t_ref = calibration.median_execution_seconds(reference.prepare_model(bm.model), x, max(1, repeats // 2))
-        print(f"{bm.name:<24}{bm.flops / 1e9:>8.3f}{prep:>11.2f}{t_dev * 1e3:>11.2f}{t_ref * 1e3:>14.2f}"
-              f"{t_ref / t_dev:>9.2f}{bm.flops / t_dev / 1e9:>9.2f}")
+        with console.progress(message=f"{bm.name}: preparing on {device.name}") as report:
+            t0 = time.perf_counter()
+            prepared = device.prepare_model(bm.model)
+            prep = time.perf_counter() - t0
+            report(f"{bm.name}: preparing on reference")
+            on_reference = reference.prepare_model(bm.model)
+            report(f"{bm.name}: warming up")
+            t_dev, t_ref = calibration.paired_rounds(
+                [(prepared, [x]), (on_reference, [x])], BENCH_MIN_ROUNDS, min_seconds=BENCH_SECONDS,
+                max_rounds=BENCH_MAX_ROUNDS,
+                on_round=lambda n, spent: report(f"{bm.name}: {n} rounds, {spent:.1f} s of {BENCH_SECONDS:g}"))
+        speedups = t_ref / t_dev
+        rows.append((bm.name, f"{bm.flops / 1e9:.3f}", f"{prep:.2f}",
+                     f"{np.median(t_dev) * 1e3:.2f}", _spread(t_dev * 1e3),
+                     f"{np.median(t_ref) * 1e3:.2f}", _spread(t_ref * 1e3),
+                     f"{np.median(speedups):.2f}", _spread(speedups), len(speedups),
+                     f"{bm.flops / np.median(t_dev) / 1e9:.2f}"))
+    console.print_table(["model", "GFLOP", "prepare s", "device ms", "device p25–p75", "reference ms",
+                         "reference p25–p75", "speedup", "speedup p25–p75", "rounds", "GFLOP/s"], rows)
     return 0
 
 

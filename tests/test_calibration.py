@@ -32,8 +32,8 @@ def test_control_flow_figures_and_where_each_figure_comes_from():
     assert (caps.if_performance.exec_time, caps.if_performance.power_usage) == (3.0, 3.0)
     assert (caps.while_performance.exec_time, caps.while_performance.power_usage) == (4.5, 4.5)
     sources = calibration.figure_sources(ratios)
-    assert sources["TENSOR_FLOAT32"] == "measured" and sources["IF"] == sources["WHILE"] == "measured"
-    assert sources["TENSOR_FLOAT16"] == "from TENSOR_FLOAT32"
+    assert sources["TENSOR_FLOAT32"] == "calibrated" and sources["IF"] == sources["WHILE"] == "calibrated"
+    assert sources["TENSOR_FLOAT16"] == "calibrated as TENSOR_FLOAT32"
     assert sources["TENSOR_INT32"] == "default"
     assert calibration.figure_sources({})["WHILE"] == "default"
 

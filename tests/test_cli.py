@@ -1,6 +1,7 @@
 """The gpu-driver command line, run as a real process."""
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -26,9 +27,19 @@ def test_info_lists_every_device(tmp_path):
 def test_bench_quick_prints_a_table(tmp_path):
     r = _cli("bench", "--quick", state_dir=tmp_path)
     assert r.returncode == 0, r.stderr
+    assert r.stderr == ""                                  # progress only on a terminal
     lines = r.stdout.splitlines()
-    assert any(line.startswith("mobilenet_v1_0.25_96") for line in lines)
-    assert any(line.startswith("mobilenet_v2_0.25_96") for line in lines)
+    header = next(line for line in lines if line.startswith("model"))
+    columns = ["model", "GFLOP", "prepare s", "device ms", "device p25–p75", "reference ms",
+               "reference p25–p75", "speedup", "speedup p25–p75", "rounds", "GFLOP/s"]
+    assert [c.strip() for c in header.split("  ") if c.strip()] == columns
+    for name in ("mobilenet_v1_0.25_96", "mobilenet_v2_0.25_96"):
+        row = dict(zip(columns, next(line for line in lines if line.startswith(name)).split()))
+        assert int(row["rounds"]) >= 20
+        for figure in ("device", "reference", "speedup"):   # the median lies inside its spread
+            median = float(row[figure if figure == "speedup" else f"{figure} ms"])
+            low, high = (float(v) for v in row[f"{figure} p25–p75"].split("–"))
+            assert low <= median <= high, (name, figure, row)
 
 
 def test_calibrate_stores_figures(tmp_path):
@@ -42,7 +53,26 @@ def test_calibrate_stores_figures(tmp_path):
     stored = json.loads((tmp_path / "capabilities.json").read_text())
     (entry,) = [v for k, v in stored.items() if k.startswith(opencl[0] + "|") and not k.endswith("|measured")]
     assert entry["TENSOR_FLOAT32"] > 0 and entry["TENSOR_QUANT8_ASYMM"] > 0
+    assert entry["IF"] > 0 and entry["WHILE"] > 0
     assert "spread of the 41 rounds" in r.stdout
+    info = _cli("info", state_dir=tmp_path)
+    assert info.returncode == 0, info.stderr
+    section = re.split(r"\n(?=\S)", info.stdout[info.stdout.index(f"{opencl[0]}\n"):])[0]
+    rows = {line.split()[0]: line.split() for line in section.splitlines() if line.strip()}
+    assert rows["IF"][1:] == [f"{entry['IF']:.4g}", f"{entry['IF']:.4g}", "calibrated"]
+    assert rows["WHILE"][1:] == [f"{entry['WHILE']:.4g}", f"{entry['WHILE']:.4g}", "calibrated"]
+
+
+def test_info_says_which_figures_are_defaults(capsys):
+    from gpu_driver import calibration, cli
+
+    cli._print_capabilities(calibration.capabilities({"TENSOR_FLOAT32": 0.5}),
+                            calibration.figure_sources({"TENSOR_FLOAT32": 0.5}))
+    rows = {line.split()[0]: line.split() for line in capsys.readouterr().out.splitlines() if line.strip()}
+    assert rows["TENSOR_FLOAT32"][1:] == ["0.5", "0.5", "calibrated"]
+    assert rows["TENSOR_FLOAT16"][1:] == ["0.5", "0.5", "calibrated", "as", "TENSOR_FLOAT32"]
+    assert rows["IF"][1:] == rows["WHILE"][1:] == ["FLT_MAX", "FLT_MAX", "default"]
+    assert "TENSOR_INT32" not in rows                       # not supported: FLT_MAX, left out
 
 
 def test_unknown_device_is_an_error_not_a_traceback(tmp_path):

@@ -7,6 +7,7 @@ import math
 import platform
 import time
 
+from ..console import render_table
 from .session import ModelResult
 
 
@@ -15,17 +16,18 @@ def _fmt(x: float | None, digits: int = 2) -> str:
 
 
 def table(results: list[ModelResult]) -> str:
-    header = (f"{'model':<36}{'ops':>5}{'prep s':>8}{'cache s':>9}{'p50 ms':>9}{'p90 ms':>9}"
-              f"{'peer ms':>9}{'ratio':>7}  accuracy")
-    lines = [header, "-" * len(header)]
+    """The results as a plain-text table (gpu_driver.console), with the geometric mean of the ratios."""
+    rows = []
     for r in results:
         if r.error:
-            lines.append(f"{r.name:<36}  error: {r.error}")
+            rows.append([r.name] + ["–"] * 8 + [f"error: {r.error}"])
             continue
         acc = ", ".join(f"{v.name}: {v.verdict}" for v in r.accuracy) or "–"
-        lines.append(f"{r.name[:35]:<36}{r.operations:>5}{_fmt(r.prepare_cold_s):>8}{_fmt(r.prepare_cached_s, 3):>9}"
-                     f"{_fmt(r.ours.median):>9}{_fmt(r.ours.percentile(90)):>9}"
-                     f"{_fmt(r.peer.median if r.peer else None):>9}{_fmt(r.ratio):>7}  {acc}")
+        rows.append([r.name, r.operations, _fmt(r.prepare_cold_s), _fmt(r.prepare_cached_s, 3),
+                     _fmt(r.ours.median), f"{_fmt(r.ours.percentile(25))}–{_fmt(r.ours.percentile(75))}",
+                     _fmt(r.ours.percentile(90)), _fmt(r.peer.median if r.peer else None), _fmt(r.ratio), acc])
+    lines = [render_table(["model", "ops", "prep s", "cache s", "p50 ms", "p25–p75 ms", "p90 ms", "peer ms",
+                           "ratio", "accuracy"], rows, text_columns=["accuracy"])]
     ratios = [r.ratio for r in results if r.ratio]
     if ratios:
         geo = math.exp(sum(math.log(x) for x in ratios) / len(ratios))

@@ -5,7 +5,7 @@
 
 Prints, per device, the share of good outcomes (pass, refusal above the device's feature level,
 expected failure) and a table of the operations with other outcomes; ``--failures N`` lists the
-first N failing cases with their detail.  A progress line goes to stderr every 200 cases.
+first N failing cases with their detail.  A progress bar goes to stderr when it is a terminal.
 """
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ import argparse
 import collections
 import json
 import sys
-import time
 
 import gpu_driver
+from gpu_driver import console
 
 from .aosp_cases import GOOD, load, operation_names, run_case, versions
 
@@ -60,17 +60,16 @@ def main(argv=None) -> int:
         by_op = collections.defaultdict(collections.Counter)
         totals = collections.Counter()
         failures = []
-        start = time.time()
-        for n, case in enumerate(cases, 1):
-            r = run_case(device, case, args.dynamic)
-            totals[r.outcome] += 1
-            op = subject(case)
-            by_op[op][r.outcome] += 1
-            if r.outcome not in GOOD:
-                failures.append((case["name"], r.outcome, r.detail))
-            report.setdefault(device.name, []).append([case["version"], case["name"], r.outcome, r.detail])
-            if n % 200 == 0:
-                print(f"  {device.name}: {n}/{len(cases)} cases, {time.time() - start:.0f} s", file=sys.stderr)
+        with console.progress(total=len(cases), message=device.name) as progress:
+            for case in cases:
+                r = run_case(device, case, args.dynamic)
+                totals[r.outcome] += 1
+                op = subject(case)
+                by_op[op][r.outcome] += 1
+                if r.outcome not in GOOD:
+                    failures.append((case["name"], r.outcome, r.detail))
+                report.setdefault(device.name, []).append([case["version"], case["name"], r.outcome, r.detail])
+                progress.advance(1, f"{device.name}: {case['name'][:40]}")
         good = sum(totals[k] for k in GOOD)
         print(f"{device.name}: {good}/{len(cases)} good ({100.0 * good / max(len(cases), 1):.1f} %) "
               f"{dict(totals)}")
