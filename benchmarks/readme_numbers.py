@@ -1,0 +1,217 @@
+"""The README's benchmark numbers, generated from the committed results in ``benchmarks/results/``.
+
+    python benchmarks/readme_numbers.py           # rewrite README.md's results section
+    python benchmarks/readme_numbers.py --check   # exit 1 when the README differs from the results
+
+The section lies between ``<!-- results:begin -->`` and ``<!-- results:end -->``.  Every figure in
+it is read from a markdown table of a result page (the cell as written there); each line names the
+page, its date (from the file name) and the machine (the page's ``Machine:`` line).  A page that is
+not there yet is left out.
+"""
+from __future__ import annotations
+
+import re
+import sys
+import textwrap
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results"
+README = ROOT / "README.md"
+BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
+
+
+@dataclass
+class Table:
+    """A markdown table: its column names, its rows (column name → cell text, ``**`` removed) and
+    the ``#`` heading it stands under."""
+
+    heading: str
+    columns: list[str]
+    rows: list[dict[str, str]] = field(default_factory=list)
+
+    def row(self, first_cell: str) -> dict[str, str]:
+        """The row whose first cell is ``first_cell``."""
+        for r in self.rows:
+            if r[self.columns[0]] == first_cell:
+                return r
+        raise KeyError(f"no row {first_cell!r} in the table under {self.heading!r}")
+
+
+@dataclass
+class Page:
+    """A result page: file name, date, machine and tables."""
+
+    name: str
+    date: str
+    machine: str
+    tables: list[Table]
+
+    def table(self, heading: str = "") -> Table:
+        """The first table under a heading containing ``heading`` (the page's first table for "")."""
+        for t in self.tables:
+            if heading in t.heading:
+                return t
+        raise KeyError(f"no table under a heading with {heading!r} in {self.name}")
+
+
+def _cells(line: str) -> list[str]:
+    return [c.strip().replace("**", "") for c in line.strip().strip("|").split("|")]
+
+
+def parse(path: Path) -> Page:
+    """Read a result page: its tables, date (file name ``YYYY-MM-DD-…``) and machine (the text after
+    the first ``Machine…:`` up to the end of its clause)."""
+    text = path.read_text()
+    tables: list[Table] = []
+    heading = ""
+    lines = text.splitlines()
+    k = 0
+    while k < len(lines):
+        line = lines[k]
+        if line.startswith("#"):
+            heading = line.lstrip("#").strip()
+        elif line.startswith("|") and k + 1 < len(lines) and re.fullmatch(r"\|?[\s:|-]+\|?", lines[k + 1]):
+            table = Table(heading, _cells(line))
+            k += 2
+            while k < len(lines) and lines[k].startswith("|"):
+                table.rows.append(dict(zip(table.columns, _cells(lines[k]))))
+                k += 1
+            tables.append(table)
+            continue
+        k += 1
+    flat = " ".join(text.split())
+    found = re.search(r"[Mm]achine[^:]*:\s*(.+?)(?:;|\.\s|\.$|\s-\s|$)", flat)
+    date = re.match(r"\d{4}-\d{2}-\d{2}", path.name)
+    return Page(path.name, date.group(0) if date else "", found.group(1).strip() if found else "", tables)
+
+
+def _first(cell: str) -> str:
+    """A cell's figure without its parenthesised remark: "10.43 ms (min 9.98)" → "10.43 ms"."""
+    return cell.split(" (")[0].strip()
+
+
+def _pocl(p: Page) -> str:
+    mobilenet = p.table("MobileNet")
+    v1, v2 = mobilenet.row("MobileNet v1"), mobilenet.row("MobileNet v2")
+    median = next(c for c in mobilenet.columns if "PoCL" in c and "median" in c)
+    overhead = next(r for r in p.table("Per-execution overhead").rows if r["path"].startswith("HAL"))
+    return (f"MobileNet v1 {_first(v1[median])} and v2 {_first(v2[median])} median, **{v1['speedup']}** and "
+            f"**{v2['speedup']}** faster than the numpy reference in the same run; HAL per-execution "
+            f"overhead of a one-ADD model {overhead['median']} median.")
+
+
+def _cache(p: Page) -> str:
+    t = p.table()
+    chain, mobilenet = t.row("chain_100_ops"), t.row("mobilenet_v2_1.0_224")
+    return (f"preparing from the compilation cache is **{chain['ratio']}** (100-op chain, "
+            f"{chain['cold prepare (median)']} → {chain['from cache (median)']}) and **{mobilenet['ratio']}** "
+            f"(MobileNet v2, {mobilenet['cold prepare (median)']} → {mobilenet['from cache (median)']}) faster "
+            f"than a cold prepare.")
+
+
+def _tflite(p: Page) -> str:
+    rows = [r for r in p.table().rows if r["device"] == "opencl"]
+    names = ", ".join(r["model"] for r in rows)
+    return (f"the shared TF Lite models on PoCL ({names}) take {', '.join(r['ours (ms)'] for r in rows)} ms "
+            f"against LiteRT-XNNPACK's {', '.join(r['LiteRT (ms)'] for r in rows)} ms in the same process: "
+            f"**{'×, '.join(r['ours ÷ LiteRT'] for r in rows)}×** LiteRT's time.")
+
+
+def _execution_modes(p: Page) -> str:
+    add = {r["mode"]: r["per execution (µs)"] for r in p.table("One ADD").rows}
+    mobilenet = {r["mode"]: r["per execution (µs)"] for r in p.table("MobileNet v2").rows}
+    return (f"one-ADD model per execution {add['sync']} µs synchronous, {add['async']} µs asynchronous, "
+            f"{add['burst']} µs burst, {add['reusable']} µs reusable, {add['fenced']} µs fenced, "
+            f"{add['fenced chain of 3']} µs in a fenced chain of 3; bare PyOpenCL doing the same work "
+            f"{add['bare pyopencl, one wait']} µs and ONNX Runtime {add['onnxruntime session.run']} µs.  "
+            f"MobileNet v2: {mobilenet['sync']} µs synchronous, {mobilenet['burst']} µs burst, "
+            f"{mobilenet['fenced chain of 4']} µs per execution in a fenced chain of 4.")
+
+
+def _restructure(p: Page) -> str:
+    t = p.table()
+    v1 = t.row("test_mobilenet_latency[mobilenet_v1-opencl]")
+    v2 = t.row("test_mobilenet_latency[mobilenet_v2-opencl]")
+    hal = t.row("test_execute_synchronously_overhead[opencl]")
+    return (f"the restructuring into one module per operation family cost nothing measurable — MobileNet "
+            f"v1 {v1['before']} → {v1['after']}, v2 {v2['before']} → {v2['after']}, HAL overhead "
+            f"{hal['before']} → {hal['after']} (alternating runs of both revisions; compare within this page).")
+
+
+def _repeatability(t: Table) -> str:
+    figures = ", ".join(f"{r['operand type']} {r['mean']}" for r in t.rows)
+    worst = max(t.rows, key=lambda r: float(r["largest deviation from the mean"].rstrip(" %")))
+    return (f"three back-to-back `gpu-driver calibrate` runs: {figures} (mean ratios to the reference; "
+            f"the largest deviation from the mean {worst['largest deviation from the mean']}, "
+            f"{worst['operand type']})")
+
+
+def _calibration(p: Page) -> str:
+    return _repeatability(p.table()) + "."
+
+
+def _calibration_control_flow(p: Page) -> str:
+    t = p.table()
+    control = {r["operand type"]: r for r in t.rows if r["operand type"] in ("IF", "WHILE")}
+    text = _repeatability(t)
+    if control:
+        text += ("; `if_performance` / `while_performance` (control-flow overhead relative to the "
+                 "reference's) " + " and ".join(control[k]["mean"] for k in ("IF", "WHILE") if k in control))
+    return text + "."
+
+
+#: result page → the line quoting it, in the order of the README
+QUOTES: dict[str, Callable[[Page], str]] = {
+    "2026-11-22-pocl.md": _pocl,
+    "2026-11-22-cache.md": _cache,
+    "2026-11-24-tflite-models.md": _tflite,
+    "2026-11-25-execution-modes.md": _execution_modes,
+    "2026-11-23-restructure.md": _restructure,
+    "2026-11-25-calibration.md": _calibration,
+    "2026-11-25-calibration-control-flow.md": _calibration_control_flow,
+}
+
+
+def render(results: Path = RESULTS) -> str:
+    """The README's results section (markers included)."""
+    lines = [BEGIN, "<!-- generated by benchmarks/readme_numbers.py from benchmarks/results/: "
+                    "edit those pages, then run it -->",
+             "Results on 2-vCPU machines without a GPU (PoCL; `benchmarks/results/`; each line gives the\n"
+             "date and the machine of its run):"]
+    for name, quote in QUOTES.items():
+        path = results / name
+        if not path.exists():
+            continue
+        page = parse(path)
+        lines.append(textwrap.fill(f"- `{page.name}` ({page.date}; {page.machine}): {quote(page)}", width=100,
+                                   subsequent_indent="  ", break_long_words=False, break_on_hyphens=False))
+    lines.append(END)
+    return "\n".join(lines)
+
+
+def current(readme_text: str) -> str:
+    """The section as the README has it now (markers included)."""
+    start, end = readme_text.index(BEGIN), readme_text.index(END) + len(END)
+    return readme_text[start:end]
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    text = README.read_text()
+    section = render()
+    if "--check" in argv:
+        if current(text) != section:
+            print("README.md's results section differs from benchmarks/results/: "
+                  "run python benchmarks/readme_numbers.py", file=sys.stderr)
+            return 1
+        return 0
+    README.write_text(text.replace(current(text), section))
+    print(f"{README}: results section rewritten from {RESULTS}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
