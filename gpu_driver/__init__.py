@@ -20,9 +20,11 @@ from .runtime.burst import Burst
 from .runtime.prepared_model import PreparedModel
 from .runtime.reusable_execution import ReusableExecution
 from .runtime.sync_fence import FencedExecutionCallback, FenceState, SyncFence
+from .service.client import connect
 from .validation import RequestShapes, validate_model, validate_request
 
 __all__ = ["__version__", "ModelBuilder", "Device", "PreparedModel", "DriverError", "ErrorStatus", "Model",
            "OperandType", "OperationType", "Memory", "SharedMemory", "MmapFd", "HardwareBuffer", "CompilationCache",
            "get_device", "get_devices", "register_device_provider", "validate_model", "validate_request",
-           "RequestShapes", "SyncFence", "FenceState", "FencedExecutionCallback", "Burst", "ReusableExecution"]
+           "RequestShapes", "SyncFence", "FenceState", "FencedExecutionCallback", "Burst", "ReusableExecution",
+           "connect"]

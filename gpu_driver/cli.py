@@ -1,7 +1,8 @@
 """``gpu-driver``: list devices (``info``), run a TF Lite model (``run``), benchmark devices — the zoo
 MobileNets against the reference device, or ``.tflite`` models against TF Lite on the CPU
 (``bench``) — measure the capability figures they report (``calibrate``), write a model's graph
-(``dump``) and trace an execution kernel by kernel (``trace``)."""
+(``dump``), trace an execution kernel by kernel (``trace``) and host the devices for client processes
+(``serve``)."""
 from __future__ import annotations
 
 import argparse
@@ -302,6 +303,12 @@ def _cache(args) -> int:
     return 0
 
 
+def _serve(args) -> int:
+    from .service.server import serve_command
+
+    return serve_command(args)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="gpu-driver", description="gpu_driver devices and benchmarks")
     parser.add_argument("--version", action="version", version=f"gpu-driver {__version__}")
@@ -343,10 +350,15 @@ def main(argv=None) -> int:
     cache = sub.add_parser("cache", help="what the driver keeps in its state directory; --clear empties the "
                                          "private compilation cache")
     cache.add_argument("--clear", action="store_true", help="remove the private compilation cache")
+    serve_cmd = sub.add_parser("serve", help="host the devices behind a Unix-domain socket for client processes "
+                                             "(gpu_driver.connect)")
+    serve_cmd.add_argument("--socket", metavar="PATH", help="the socket to listen on (default: "
+                                                            "$XDG_RUNTIME_DIR/gpu_driver.sock, else in the state dir)")
+    serve_cmd.add_argument("--devices", nargs="+", metavar="NAME", help="devices to serve (default: all)")
     args = parser.parse_args(argv)
     try:
         return {"info": _info, "run": _run, "bench": _bench, "calibrate": _calibrate,
-                "dump": _dump, "trace": _trace, "cache": _cache}[args.command](args)
+                "dump": _dump, "trace": _trace, "cache": _cache, "serve": _serve}[args.command](args)
     except DriverError as exc:
         print(f"gpu-driver: error: {exc}", file=sys.stderr)
         return 2

@@ -1,0 +1,194 @@
+"""RemoteDevice and RemoteBuffer: a server's device and its driver-managed buffers, seen from a client.
+
+:class:`RemoteDevice` is a :class:`~gpu_driver.runtime.device.Device`: queries answer from what the
+server sent at connection; ``get_supported_operations``, ``prepare_model``,
+``prepare_model_from_cache`` and ``allocate`` run on the server.  Models travel through
+:mod:`gpu_driver.hal.serialize` (their pools as descriptors), cache files as descriptors.
+"""
+from __future__ import annotations
+
+import weakref
+from typing import Sequence
+
+from ..cache.files import handle_fd
+from ..errors import invalid
+from ..hal import serialize
+from ..hal.model import BufferDesc, BufferRole, Model
+from ..hal.types import (Capabilities, DeviceStatus, DeviceType, ExecutionPreference, Priority)
+from ..memory import Memory
+from ..runtime.device import Device, check_cache_arguments, check_preference_priority
+from . import codec
+from .remote_prepared_model import RemotePreparedModel
+
+
+def _pack_model(model: Model) -> tuple[bytes, list[int]]:
+    if not isinstance(model, Model):
+        raise invalid(f"expected a Model, got {type(model).__name__}")
+    try:
+        return serialize.pack(model)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise invalid(f"the model cannot be sent to the driver service: {exc}") from None
+
+
+class RemoteDevice(Device):
+    """A device of a driver service (see the module docstring)."""
+
+    def __init__(self, connection, index: int, info: tuple) -> None:
+        super().__init__(allocator=None)
+        self.connection = connection
+        self.index = index
+        name, device_type, version, feature_level, capabilities, cache_files, rank = info
+        self.name = name
+        self.rank = rank
+        self._type = DeviceType(device_type)
+        self._version = version
+        self._feature_level = feature_level
+        self._capabilities: Capabilities = codec.decode_capabilities(capabilities)
+        self._cache_files = tuple(cache_files)
+        self.caches_compilations = self._cache_files != (0, 0)
+
+    # ---- queries ------------------------------------------------------------------------------------------
+    def get_capabilities(self) -> Capabilities:
+        """HAL ``getCapabilities_1_3`` of the server's device."""
+        return self._capabilities
+
+    def get_type(self) -> DeviceType:
+        """HAL ``getType``."""
+        return self._type
+
+    def get_version_string(self) -> str:
+        """HAL ``getVersionString``."""
+        return self._version
+
+    def get_feature_level(self) -> int:
+        """HAL ``getFeatureLevel``."""
+        return self._feature_level
+
+    def get_status(self) -> DeviceStatus:
+        """HAL ``getStatus``: AVAILABLE while connected (DEAD_OBJECT once the service is gone)."""
+        self.connection.check_alive()
+        return DeviceStatus.AVAILABLE
+
+    def get_number_of_cache_files_needed(self) -> tuple[int, int]:
+        """HAL ``getNumberOfCacheFilesNeeded``."""
+        return self._cache_files
+
+    def get_supported_operations(self, model: Model) -> list[bool]:
+        """HAL ``getSupportedOperations_1_3``, answered by the server."""
+        data, fds = _pack_model(model)
+        return list(self.connection.call("supported", lambda out: (self.index, data, _attach(out, fds))))
+
+    def _support_list(self, model: Model) -> list[bool]:
+        return self.get_supported_operations(model)
+
+    # ---- preparation ----------------------------------------------------------------------------------------
+    def prepare_model(self, model: Model, preference: ExecutionPreference = ExecutionPreference.FAST_SINGLE_ANSWER,
+                      priority: Priority = Priority.MEDIUM, deadline: int | None = None,
+                      model_cache: Sequence = (), data_cache: Sequence = (),
+                      token: bytes | None = None) -> RemotePreparedModel:
+        """HAL ``prepareModel_1_3`` on the server's device; cache files are sent as descriptors."""
+        preference, priority = check_preference_priority(preference, priority)
+        check_cache_arguments(self, model_cache, data_cache, token, exact=False)
+        cache_fds = [handle_fd(h) for h in (*model_cache, *data_cache)]
+        data, fds = _pack_model(model)
+
+        def args(out):
+            n = _attach(out, fds)
+            out.fds.extend(cache_fds)
+            return (self.index, data, n, int(preference), int(priority), deadline, len(model_cache), len(data_cache),
+                    bytes(token) if token is not None else None)
+
+        return self._prepared(self.connection.call("prepare", args), model)
+
+    def prepare_model_from_cache(self, model_cache: Sequence, data_cache: Sequence, token: bytes,
+                                 deadline: int | None = None) -> RemotePreparedModel:
+        """HAL ``prepareModelFromCache_1_3`` on the server's device, from the client's cache files."""
+        check_cache_arguments(self, model_cache, data_cache, token, exact=True)
+        cache_fds = [handle_fd(h) for h in (*model_cache, *data_cache)]
+
+        def args(out):
+            out.fds.extend(cache_fds)
+            return self.index, len(model_cache), len(data_cache), bytes(token), deadline
+
+        return self._prepared(self.connection.call("prepare_from_cache", args), None)
+
+    def _prepared(self, reply, model: Model | None) -> RemotePreparedModel:
+        handle, io_model, known_shapes, preference, priority = reply
+        prepared = RemotePreparedModel(self, model if model is not None else serialize.unpack(io_model), handle,
+                                       [None if s is None else tuple(s) for s in known_shapes])
+        prepared.preference = ExecutionPreference(preference)
+        prepared.priority = Priority(priority)
+        return prepared
+
+    def _prepare(self, *args):  # pragma: no cover - prepare_model is served remotely
+        raise NotImplementedError
+
+    # ---- memory domains ------------------------------------------------------------------------------------
+    def allocate(self, desc: BufferDesc, prepared_models: Sequence, input_roles: Sequence[BufferRole],
+                 output_roles: Sequence[BufferRole]):
+        """HAL ``allocate`` on the server's device → (RemoteBuffer, token)."""
+        if not isinstance(desc, BufferDesc):
+            raise invalid("allocate: desc must be a BufferDesc")
+        if not isinstance(prepared_models, (list, tuple)):
+            raise invalid("allocate: prepared_models must be a list")
+        handles = []
+        for pm in prepared_models:
+            if not isinstance(pm, RemotePreparedModel) or pm.device.connection is not self.connection:
+                raise invalid(f"allocate: {pm!r} is not a prepared model of this driver service connection")
+            handles.append(pm.handle)
+
+        def roles(rs, what):
+            if not isinstance(rs, (list, tuple)) or not all(isinstance(r, BufferRole) for r in rs):
+                raise invalid(f"allocate: {what} must be a list of BufferRole")
+            return tuple((r.model_index, r.io_index, r.probability) for r in rs)
+
+        handle, token = self.connection.call("allocate", (self.index, tuple(desc.dimensions), tuple(handles),
+                                                          roles(input_roles, "input_roles"),
+                                                          roles(output_roles, "output_roles")))
+        return RemoteBuffer(self, handle, token), token
+
+    def resolve_buffer_token(self, token: int):
+        raise invalid("buffers of a remote device are resolved by the server")
+
+
+def _attach(out, fds: list[int]) -> int:
+    """Append a serialized model's descriptors (they come first in the call's descriptors); their count."""
+    out.fds.extend(fds)
+    return len(fds)
+
+
+class RemoteBuffer:
+    """A driver-managed buffer (HAL ``IBuffer``) on the server; requests name it by :attr:`token`."""
+
+    def __init__(self, device: RemoteDevice, handle: int, token: int) -> None:
+        self.device = device
+        self.handle = handle
+        self._token = token
+        weakref.finalize(self, device.connection.release_handle, handle)
+
+    def get_token(self) -> int:
+        """HAL ``IBuffer`` token."""
+        return self._token
+
+    @property
+    def token(self) -> int:
+        return self._token
+
+    def copy_to(self, dst: Memory) -> None:
+        """HAL ``IBuffer::copyTo``: the whole value into ``dst`` (mapped by the server, no copy through the
+        socket)."""
+        if not isinstance(dst, Memory):
+            raise invalid(f"copy_to: {dst!r} is not a Memory")
+        self.device.connection.call("copy_to", lambda out: (self.handle, out.new_pools, out.pool(dst)))
+
+    def copy_from(self, src: Memory, dimensions: Sequence[int] = ()) -> None:
+        """HAL ``IBuffer::copyFrom``: replace the value with ``src``'s bytes, of shape ``dimensions``."""
+        if not isinstance(src, Memory):
+            raise invalid(f"copy_from: {src!r} is not a Memory")
+        if not isinstance(dimensions, (list, tuple)):
+            raise invalid(f"copy_from: dimensions must be a list of integers, got {dimensions!r}")
+        self.device.connection.call("copy_from", lambda out: (self.handle, out.new_pools, out.pool(src),
+                                                              tuple(dimensions)))
+
+    def __repr__(self) -> str:
+        return f"<RemoteBuffer token={self._token} on {self.device.name}>"
