@@ -13,7 +13,7 @@ each figure.  Types the device cannot run any workload of stay FLT_MAX (never ch
 cost, WHILE cost = whilePerformance + condition + body) are the control-flow overhead: a model with an
 IF (or a WHILE of LOOP_ITERATIONS iterations) around a trivial body, less the same tensor work without
 control flow, on the device over the same on the reference; every round times the four models back to
-back (the order reversing each round), the figure is the median per-round ratio of the two differences.
+back (the order reversing each round), the figure is the ratio of the two differences' medians.
 
 Energy is not observable from here, so ``power_usage`` repeats the time ratio (energy ∝ time at equal
 power) — stated, not measured.
@@ -229,10 +229,14 @@ CONTROL_FLOW_WORKLOADS: dict[str, Callable[[], tuple[Model, list, Model, list]]]
 
 def measure_overhead_ratio(mine: tuple, mine_plain: tuple, ref: tuple, ref_plain: tuple,
                            rounds: int = ROUNDS, batch: int = CONTROL_FLOW_BATCH) -> tuple[float, float]:
-    """(median, spread) over ``rounds`` of (mine − mine_plain) / (ref − ref_plain): the overhead of
-    control flow on a device relative to the reference's; each argument a ``(prepared, inputs)``."""
+    """(ratio, spread) of the control-flow overhead on a device to the reference's: the median over
+    ``rounds`` of the paired difference mine − mine_plain over that of ref − ref_plain (a ratio of
+    medians: a round whose reference overhead is lost in noise cannot blow it up); spread = the sum
+    of the two differences' interquartile range / median.  Each argument a ``(prepared, inputs)``."""
     t = paired_rounds([mine, mine_plain, ref, ref_plain], rounds, batch)
-    return median_and_spread((t[0] - t[1]) / (t[2] - t[3]))
+    (mine_overhead, mine_spread), (ref_overhead, ref_spread) = (median_and_spread(t[0] - t[1]),
+                                                                median_and_spread(t[2] - t[3]))
+    return mine_overhead / ref_overhead, mine_spread + ref_spread
 
 
 def _figure(value: float) -> float:
