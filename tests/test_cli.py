@@ -94,3 +94,20 @@ def test_cache_lists_and_clears_the_private_compilation_cache(tmp_path, monkeypa
     assert cli.main(["cache", "--clear"]) == 0
     assert "2.0 MB" in capsys.readouterr().out
     assert not (tmp_path / "blobs").exists() and (tmp_path / "capabilities.json").exists()
+
+
+def test_console_tables_are_plain_aligned_text_and_progress_is_quiet_off_a_terminal(capsys):
+    from gpu_driver import console
+
+    text = console.render_table(["name", "ms", "note"], [["[bold]a[/]", 1.5, "x"], ["bb", "22.25", "long note"]],
+                                text_columns=["note"])
+    header, rule, first, second = text.splitlines()
+    assert header.split() == ["name", "ms", "note"] and set(rule) == {"─"}
+    assert first.startswith("[bold]a[/]")                   # cells are data, never markup
+    assert first.index("1.5") + 3 == second.index("22.25") + 5   # numbers right-aligned
+    assert first.index("x") == second.index("long note")   # text columns left-aligned
+    with console.progress(total=3, message="working") as report:   # stderr is captured: not a terminal
+        report.step("one")
+        report.advance(2, "two")
+        report("three")
+    assert capsys.readouterr().err == ""

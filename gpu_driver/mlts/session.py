@@ -132,8 +132,7 @@ def benchmark_model(path: str, device, runs: int = 50, warmup: int = 3, compare:
             t0 = time.perf_counter()
             peer.run(feed)
             theirs.samples.append((time.perf_counter() - t0) * 1e3)
-        if (k + 1) % max(1, runs // 5) == 0:
-            progress(f"{name}: {k + 1}/{runs} runs")
+        progress(f"{name}: {k + 1}/{runs} runs")
     accuracy = []
     if peer:
         progress(f"{name}: accuracy against LiteRT")
