@@ -126,8 +126,8 @@ def support_graph(model: Model) -> Graph:
     recurrent op's batch > 0) are re-checked for every concrete signature at its first execution; a
     signature that fails them fails that execution with GENERAL_FAILURE (:func:`check_supported`).
     Optional inputs that are model inputs (a request may omit them) get a representative presence
-    pattern too: those declared with a 0 dimension omitted, else every one omitted; each pattern a
-    request brings is its own specialisation.
+    pattern too: those declared with a 0 dimension omitted, else every one omitted, else none; each
+    pattern a request brings is its own specialisation.
     Inputs of unknown rank cannot be specialised: their consumers stay unsupported.
     """
     sg = model.main
@@ -148,6 +148,8 @@ def support_graph(model: Model) -> Graph:
     patterns = [{p for p in optional if 0 in (declared[p].dimensions or ())}]
     if optional and optional != patterns[0]:
         patterns.append(optional)
+    if patterns[0]:  # last, every one given (a 0 dimension may only be a size the request decides)
+        patterns.append(set())
     for omitted, size in itertools.product(patterns, REPRESENTATIVE_DIMS if any(dynamic) else REPRESENTATIVE_DIMS[:1]):
         shapes = [None if p in omitted else tuple(d or size for d in o.dimensions)
                   if OPERAND_TYPE_INFO[o.type].is_tensor else () for p, o in enumerate(declared)]

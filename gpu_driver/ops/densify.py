@@ -2,7 +2,7 @@
 
 Off by default: validation refuses the code unless the environment variable
 ``GPU_DRIVER_EXPERIMENTAL=1`` is set (read at each validation, :mod:`gpu_driver.validation`).  With
-it on, the reference device runs DENSIFY; accelerators report it unsupported (it has no lowering).
+it on, the reference device and the accelerators (``densify.cl``) run DENSIFY.
 Adding it does not change the feature level the driver reports (its level is
 ``hal.types.FEATURE_LEVEL_EXPERIMENTAL``, outside the levels ``catalog.implemented_feature_level``
 counts).
@@ -34,10 +34,11 @@ are the identity or a swap).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
+from ..compiler.lowering_helpers import Work, bits_ctype, known, params_ok
 from ..errors import failure, invalid
 from ..hal.abbreviations import B8, F16, F32, I32, Q8A, Q8AS, Q8S, Q16A, Q16S
 from ..hal.types import UINT32_MAX, OperationType
@@ -46,6 +47,9 @@ from .definition import OpParams, ShapeUnknown, TensorInfo, presence, require, s
 from .registry import operation
 from .shape_ops import int_values
 from .signature import OpContext, OpSignature, Variant
+
+if TYPE_CHECKING:  # pragma: no cover - annotations only
+    from ..compiler.lowering import LoweringContext
 
 DENSE, SPARSE_CSR = 0, 1
 #: the largest dense rank (numpy's limit on array dimensions); a tensor has at most twice as many levels
@@ -228,8 +232,127 @@ def reference_densify(params: DensifyParams, inputs: list[TensorInfo], outputs: 
     return [dense]
 
 
+# ---- lowering ----------------------------------------------------------------------------------------------
+
+#: the kernels index with int32
+_INT_LIMIT = 2 ** 31 - 1
+
+
+def _level_divisors(params: DensifyParams) -> list[int]:
+    """Per level, what a dense element's flat index is divided by before ``% size`` to give the
+    level's coordinate: the stride of the dimension it walks, times the block size when a block
+    divides that dimension and the level walks the blocks (not the coordinate inside one)."""
+    shape = params.output_shapes[0]
+    n = len(shape)
+    strides = [1] * n
+    for d in range(n - 2, -1, -1):
+        strides[d] = strides[d + 1] * shape[d + 1]
+    size_of = dict(zip(params.order, params.sizes))
+    block_of = {d: n + j for j, d in enumerate(params.block_map)}
+    divisors = []
+    for dim in params.order:
+        if dim >= n:  # inside a block
+            divisors.append(strides[params.block_map[dim - n]])
+        else:
+            divisors.append(strides[dim] * (size_of[block_of[dim]] if dim in block_of else 1))
+    return divisors
+
+
+def _array_inputs(params: DensifyParams) -> list[int]:
+    """The input positions of the SPARSE_CSR levels' segments and indices, level by level."""
+    return [_FIXED_INPUTS + 2 * i + k for i, fmt in enumerate(params.formats) if fmt == SPARSE_CSR for k in (0, 1)]
+
+
+def _array_lengths(params: DensifyParams, inputs: list[TensorInfo]) -> tuple[list[tuple[int, int]], bool]:
+    """Per level the lengths of its (segments, indices), (0, 0) for a DENSE level, and whether they
+    can describe the values (the number of segments one more than the positions of the level above,
+    as many leaves as values; else the execution fails, as on the reference device)."""
+    lengths, parents, consistent = [], 1, True
+    for i, (fmt, size) in enumerate(zip(params.formats, params.sizes)):
+        if fmt == DENSE:
+            lengths.append((0, 0))
+            parents *= size
+            continue
+        segments, indices = (element_count(inputs[_FIXED_INPUTS + 2 * i + k].shape) for k in (0, 1))
+        consistent = consistent and segments == parents + 1
+        lengths.append((segments, indices))
+        parents = indices
+    return lengths, consistent and parents == element_count(inputs[0].shape)
+
+
+def supports_densify(ctx: LoweringContext) -> bool:
+    """Every operand type; the traversal (order, block map, formats, sizes) fixed for the kernels;
+    segments and indices constants or tensors the request brings (checked on the device)."""
+    if not params_ok(ctx) or not all(ctx.is_constant(i) for i in (1, 3, 4)):
+        return False
+    inputs = ctx.inputs
+    if not inputs[2].omitted and not ctx.is_constant(2):
+        return False
+    if not known(inputs[0], ctx.outputs[0], *(inputs[i] for i in _array_inputs(ctx.params))):
+        return False
+    lengths, _ = _array_lengths(ctx.params, inputs)
+    return element_count(ctx.outputs[0].shape) <= _INT_LIMIT and sum(a + b for a, b in lengths) <= _INT_LIMIT
+
+
+def _strictly_increasing(levels: Sequence[SparseLevel]) -> bool:
+    """Every SPARSE_CSR level's indices increase strictly within each segment (binary search)."""
+    for level in levels:
+        if level.dense:
+            continue
+        indices = np.asarray(level.indices, np.int64).reshape(-1)
+        starts = np.asarray(level.segments, np.int64).reshape(-1)[1:-1]
+        starts = starts[(starts > 0) & (starts < indices.size)]
+        within = np.ones(max(indices.size - 1, 0), bool)
+        within[starts - 1] = False  # the step from one segment's last index to the next one's first
+        if np.any(np.diff(indices)[within] <= 0):
+            return False
+    return True
+
+
+def lower_densify(ctx: LoweringContext) -> None:
+    """densify.cl: the CSR arrays in one int buffer (a constant, or copied there on the device and
+    checked there when the request brings them), then one work item per dense element."""
+    p = ctx.params
+    inputs, out = ctx.inputs, ctx.outputs[0]
+    count = element_count(out.shape)
+    if count == 0:
+        return
+    lengths, consistent = _array_lengths(p, inputs)
+    offsets, total = [], 0
+    for seg_len, ind_len in lengths:
+        offsets.append((total, total + seg_len))
+        total += seg_len + ind_len
+    sparse = [i for i, fmt in enumerate(p.formats) if fmt == SPARSE_CSR]
+    arrays = _array_inputs(p)
+    fill = inputs[0].zero_point if inputs[0].type in _ZERO_POINT_FILLED else 0
+    literal = lambda values: ", ".join(str(int(v)) for v in values)  # noqa: E731
+    d = {"T": bits_ctype(inputs[0]), "MODE": 2, "COUNT": count, "FILL": fill, "LEVELS": len(p.order),
+         "FORMATS": literal(p.formats), "SIZES": literal(p.sizes), "DIVS": literal(_level_divisors(p)),
+         "SEGS": literal(o[0] for o in offsets), "INDS": literal(o[1] for o in offsets),
+         "SEG_LENS": literal(n[0] for n in lengths), "IND_LENS": literal(n[1] for n in lengths),
+         "OFFSET": 0, "STATUS": 0, "SORTED": 0, "CONSISTENT": int(consistent), "STATUS_CODE": ctx.status_code}
+    if all(ctx.is_constant(i) for i in arrays):
+        levels = _levels(p, inputs)
+        parts = [np.asarray(a, np.int32) for level in levels if not level.dense for a in (level.segments, level.indices)]
+        meta = ctx.constant(np.concatenate([*parts, np.zeros(1, np.int32)]))
+        d["SORTED"] = int(_strictly_increasing(levels))
+        ctx.emit("densify.cl", d, [ctx.input(0), meta], [ctx.output(0)], (count,), Work.ELEMENTS)
+        return
+    meta = ctx.scratch(np.int32, max(total, 1))
+    for i in sparse:
+        for k in (0, 1):
+            n = lengths[i][k]
+            if n:
+                ctx.emit("densify.cl", {**d, "MODE": 0, "COUNT": n, "OFFSET": offsets[i][k]},
+                         [ctx.input(_FIXED_INPUTS + 2 * i + k)], [meta], (n,), Work.ELEMENTS)
+    status = ctx.status("the sparse metadata contradict themselves (array segments, indices or their lengths)")
+    ctx.emit("densify.cl", {**d, "MODE": 1}, [meta], [status], (1,))
+    ctx.emit("densify.cl", {**d, "STATUS": 1}, [ctx.input(0), meta], [ctx.output(0), status], (count,),
+             Work.ELEMENTS)
+
+
 @operation(OperationType.DENSIFY, signature=SIGNATURE, reference=reference_densify,
-           value_inputs=(1, 2, 3, 4))
+           lower=lower_densify, supports=supports_densify, value_inputs=(1, 2, 3, 4))
 def define_densify(inputs: list[TensorInfo], outputs: list[TensorInfo]) -> DensifyParams:
     name = "DENSIFY"
     values, out = inputs[0], outputs[0]

@@ -170,7 +170,8 @@ def _conformance_kernels():
     return chosen
 
 
-def test_conformance_kernels_compile_with_nvrtc():
+def test_conformance_kernels_compile_with_nvrtc(monkeypatch):
+    monkeypatch.setenv("GPU_DRIVER_EXPERIMENTAL", "1")  # the experimental cases (DENSIFY) too
     kernels = _conformance_kernels()
     templates = {k.template for k in kernels} | _sources()[1]
     on_disk = {p.name for p in (ROOT / "opencl_kernels" / "ops").glob("*.cl")}
