@@ -141,26 +141,16 @@ def _restructure(p: Page) -> str:
             f"{hal['before']} → {hal['after']} (alternating runs of both revisions; compare within this page).")
 
 
-def _repeatability(t: Table) -> str:
-    figures = ", ".join(f"{r['operand type']} {r['mean']}" for r in t.rows)
-    worst = max(t.rows, key=lambda r: float(r["largest deviation from the mean"].rstrip(" %")))
-    return (f"three back-to-back `gpu-driver calibrate` runs: {figures} (mean ratios to the reference; "
-            f"the largest deviation from the mean {worst['largest deviation from the mean']}, "
-            f"{worst['operand type']})")
-
-
-def _calibration(p: Page) -> str:
-    return _repeatability(p.table()) + "."
-
-
-def _calibration_control_flow(p: Page) -> str:
+def _repeatability(p: Page) -> str:
+    """Back-to-back calibration runs: the mean of each figure (IF / WHILE: if_performance /
+    while_performance, the control-flow overhead relative to the reference's) and the largest
+    deviation from a mean."""
     t = p.table()
-    control = {r["operand type"]: r for r in t.rows if r["operand type"] in ("IF", "WHILE")}
-    text = _repeatability(t)
-    if control:
-        text += ("; `if_performance` / `while_performance` (control-flow overhead relative to the "
-                 "reference's) " + " and ".join(control[k]["mean"] for k in ("IF", "WHILE") if k in control))
-    return text + "."
+    deviation, name = "largest deviation from the mean", t.columns[0]
+    figures = ", ".join(f"{r[name]} {r['mean']}" for r in t.rows)
+    worst = max(t.rows, key=lambda r: float(r[deviation].rstrip(" %")))
+    return (f"{len(t.columns) - 3} back-to-back `gpu-driver calibrate` runs: {figures} (mean ratios to the "
+            f"reference; the largest deviation from a mean {worst[deviation]}, {worst[name]}).")
 
 
 #: result page → the line quoting it, in the order of the README
@@ -170,8 +160,8 @@ QUOTES: dict[str, Callable[[Page], str]] = {
     "2026-11-24-tflite-models.md": _tflite,
     "2026-11-25-execution-modes.md": _execution_modes,
     "2026-11-23-restructure.md": _restructure,
-    "2026-11-25-calibration.md": _calibration,
-    "2026-11-25-calibration-control-flow.md": _calibration_control_flow,
+    "2026-11-25-calibration.md": _repeatability,
+    "2026-11-25-calibration-control-flow.md": _repeatability,
 }
 
 
