@@ -63,36 +63,33 @@ def _info(args) -> int:
         caps = d.get_capabilities()
         if d.name == "reference":
             print("  figures:      the unit of every ratio (1 by definition)")
-            sources = None
-        else:
-            when = calibration.measured_at(d)
-            stored = calibration.load(d)
-            print(f"  figures:      calibrated {when} (gpu-driver calibrate re-measures them)" if when else
-                  "  figures:      measured now, not stored (the state directory could not keep them)")
-            sources = calibration.figure_sources(stored if stored is not None else {})
-        _print_capabilities(caps, sources)
+            _print_capabilities(caps, {}, "unit")
+            continue
+        when, stored = calibration.measured_at(d), calibration.load(d)
+        print(f"  figures:      calibrated {when} (gpu-driver calibrate re-measures them)" if when else
+              "  figures:      measured now, not stored (the state directory could not keep them)")
+        _print_capabilities(caps, calibration.figure_sources(stored) if stored is not None else {},
+                            "measured now")
     return 0
 
 
-def _print_capabilities(caps, sources: dict[str, str] | None) -> None:
+def _print_capabilities(caps, sources: dict[str, str], unknown: str = "default") -> None:
     """The capability figures as a table; ``sources`` (calibration.figure_sources) says for each whether
-    it is calibrated or a default (None: the reference device, the unit)."""
-    def source(name: str) -> str:
-        return "unit" if sources is None else sources.get(name, "default")
+    it is calibrated or a default (FLT_MAX); ``unknown`` stands for a finite figure it does not name."""
+    def row(name: str, info, source_of: str) -> tuple[str, str, str, str]:
+        if info.exec_time >= FLT_MAX:
+            return name, "FLT_MAX", "FLT_MAX", "default"
+        source = sources.get(source_of, unknown)
+        if source_of != name and source == "calibrated":
+            source = f"calibrated as {source_of}"
+        return name, f"{info.exec_time:.4g}", f"{info.power_usage:.4g}", source
 
-    def figure(value: float) -> str:
-        return "FLT_MAX" if value >= FLT_MAX else f"{value:.4g}"
-
-    rows = [(p.type.name, figure(p.info.exec_time), figure(p.info.power_usage), source(p.type.name))
-            for p in caps.operand_performance if p.info.exec_time < FLT_MAX]
+    rows = [row(p.type.name, p.info, p.type.name) for p in caps.operand_performance if p.info.exec_time < FLT_MAX]
     for name, info in (("relaxed fp32→fp16 (scalar)", caps.relaxed_float32_to_float16_performance_scalar),
                        ("relaxed fp32→fp16 (tensor)", caps.relaxed_float32_to_float16_performance_tensor)):
         if info.exec_time < FLT_MAX:
-            derived = source("TENSOR_FLOAT32")
-            rows.append((name, figure(info.exec_time), figure(info.power_usage),
-                         "calibrated as TENSOR_FLOAT32" if derived == "calibrated" else derived))
-    for name, info in (("IF", caps.if_performance), ("WHILE", caps.while_performance)):
-        rows.append((name, figure(info.exec_time), figure(info.power_usage), source(name)))
+            rows.append(row(name, info, "TENSOR_FLOAT32"))
+    rows += [row("IF", caps.if_performance, "IF"), row("WHILE", caps.while_performance, "WHILE")]
     print("  capabilities (execTime / powerUsage relative to the reference device; lower is better; "
           "other operand types: not supported, FLT_MAX):")
     print(_indent(console.render_table(["figure", "execTime", "powerUsage", "source"], rows,

@@ -73,6 +73,10 @@ def test_info_says_which_figures_are_defaults(capsys):
     assert rows["TENSOR_FLOAT16"][1:] == ["0.5", "0.5", "calibrated", "as", "TENSOR_FLOAT32"]
     assert rows["IF"][1:] == rows["WHILE"][1:] == ["FLT_MAX", "FLT_MAX", "default"]
     assert "TENSOR_INT32" not in rows                       # not supported: FLT_MAX, left out
+    # figures measured but not stored (an unwritable state directory): said so, FLT_MAX still a default
+    cli._print_capabilities(calibration.capabilities({"TENSOR_FLOAT32": 0.5}), {}, "measured now")
+    rows = {line.split()[0]: line.split() for line in capsys.readouterr().out.splitlines() if line.strip()}
+    assert rows["TENSOR_FLOAT32"][3:] == ["measured", "now"] and rows["IF"][3:] == ["default"]
 
 
 def test_unknown_device_is_an_error_not_a_traceback(tmp_path):
