@@ -277,10 +277,12 @@ class _LaunchSlot:
     def __init__(self, launcher, allocator, program, name: str, launch: DataDependentKernel):
         self.counter = allocator.alloc(4)
         self.scratch = [allocator.alloc(max(n, 1)) for n in launch.scratch_bytes]
-        self.first_output = len(launch.input_positions) + len(self.scratch)
-        # the counter stands in for the inputs and outputs until run() binds them
-        args = ([self.counter] * len(launch.input_positions) + self.scratch
-                + [self.counter] * len(launch.max_output_bytes) + [self.counter])
+        inputs, outputs = len(launch.input_positions), len(launch.max_output_bytes)
+        first_output = inputs + len(self.scratch)
+        #: the argument positions of the inputs, then the outputs (bound per run)
+        self.tensor_positions = [*range(inputs), *range(first_output, first_output + outputs)]
+        # the counter stands in for the inputs and outputs while no run has them bound
+        args = [self.counter] * inputs + self.scratch + [self.counter] * (outputs + 1)
         self.launch = launcher.make_launch(program, name, args, launch.global_size, None)
 
 
@@ -351,12 +353,13 @@ class _DataDependentStep:
         allocator, launcher = backend.allocator, backend.launcher
         outs = [HardwareBuffer.blob(max(n, 1), device=self.device) for n in launch.max_output_bytes]
         key, slot = self._take_slot(launch)
-        for position, p in enumerate(launch.input_positions):
-            launcher.rebind(slot.launch, position, tensors[p].buffer.device_buffer)
-        for k, o in enumerate(outs):
-            launcher.rebind(slot.launch, slot.first_output + k, o.device_buffer)
+        buffers = [tensors[p].buffer.device_buffer for p in launch.input_positions] + [o.device_buffer for o in outs]
+        for position, buffer in zip(slot.tensor_positions, buffers):
+            launcher.rebind(slot.launch, position, buffer)
         launcher.enqueue([slot.launch])
         count = int(allocator.download(slot.counter, np.zeros(1, np.int32))[0])  # the one number read back
+        for position in slot.tensor_positions:
+            launcher.rebind(slot.launch, position, slot.counter)  # the pool keeps no tensor alive
         self._give_back(key, slot)  # the kernel is done with its scratch (on an error the slot is dropped)
         if count < 0:
             raise failure(launch.error)

@@ -333,7 +333,8 @@ def lower_densify(ctx: LoweringContext) -> None:
          "OFFSET": 0, "STATUS": 0, "SORTED": 0, "CONSISTENT": int(consistent), "STATUS_CODE": ctx.status_code}
     if all(ctx.is_constant(i) for i in arrays):
         levels = _levels(p, inputs)
-        parts = [np.asarray(a, np.int32) for level in levels if not level.dense for a in (level.segments, level.indices)]
+        parts = [np.asarray(a, np.int32) for level in levels if not level.dense
+                 for a in (level.segments, level.indices)]
         meta = ctx.constant(np.concatenate([*parts, np.zeros(1, np.int32)]))
         d["SORTED"] = int(_strictly_increasing(levels))
         ctx.emit("densify.cl", d, [ctx.input(0), meta], [ctx.output(0)], (count,), Work.ELEMENTS)
