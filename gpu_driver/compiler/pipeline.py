@@ -21,6 +21,7 @@ from ..hal.model import Model
 from ..hal.types import OPERAND_TYPE_INFO
 from ..ops.catalog import lookup
 from .artifact import CompiledModel, IOBinding, KernelLaunch, LaunchPlan, StatusWord, StorageSlot
+from .autotune import tuning
 from .codegen import assign_names, generate
 from .elementwise_chain import ElementwiseChain, fuse_elementwise_chains, lower_elementwise_chain
 from .fusion import fold_constants, fuse_activations
@@ -181,7 +182,8 @@ def compile_model(model: Model, backend, input_shapes: Sequence[tuple[int, ...]]
     compiler and prelude, its launch tuning and its allocator's view alignment); ``input_values``
     specialises the kernels on the values of those model inputs (support.value_input_positions)."""
     graph = prepare_graph(model, input_shapes, check_support=check_support, input_values=input_values)
-    lowered = lower(graph)
+    with tuning(backend):  # lowerings may time candidate tiles on the device (compiler/autotune.py)
+        lowered = lower(graph)
     plan, constants = build_plan(graph, lowered, backend.tuning, max(256, backend.allocator.alignment))
     source = generate(lowered.kernels, backend.compiler.prelude)
     binary = backend.compiler.compile(source) if plan.kernels else b""

@@ -21,7 +21,9 @@ for CONV_2D and GROUPED_CONV_2D through a float64 matrix product, which is exact
 partial sum is an integer far below 2^53).
 
 Lowering of CONV_2D / DEPTHWISE_CONV_2D: the tiled kernels take NHWC with constant filter and
-bias, float32 or quant8 (asymm or signed, per-tensor or per-channel filter).  They repack the
+bias, float32 or quant8 (asymm or signed, per-tensor or per-channel filter).  A 1×1 CONV_2D with
+stride 1 and no padding is a GEMM over the N·H·W pixels (gpu_driver.ops.gemm, its tile tuned per
+shape at preparation).  They repack the
 filter at preparation (conv: [COB][KH][KW][CI][CB], blocks of CB output channels, zero-padded, so a
 work item's weights are one unit-stride stream; depthwise: [KH][KW][CO]), fold the filter zero
 point into int32 weights, and bake every size/stride/pad and the activation bounds in as literals.
@@ -44,6 +46,7 @@ from ..hal.types import OperandType, OperationType
 from .definition import TensorInfo, require, require_nonempty
 from .fused_activation import (Requantization, activation_fields, centred, finish_float, requantization,
                                requantization_feature_level, requantize)
+from .gemm import lower_gemm, quant_table
 from .layout import from_nhwc, image_strides, nhwc_dims, to_nhwc
 from .registry import operation
 from .signature import BOOL, DILATION, F16, F32, I32, LAYOUT, PC8, Q8A, Q8AS, RANK4, STD_TYPES, OpContext, \
@@ -385,15 +388,6 @@ def supports_conv(ctx: LoweringContext) -> bool:
     return _supports_tiled(ctx) or ctx.inputs[0].type in (F32, F16, Q8A, Q8AS)
 
 
-def _quant_table(p: Conv2DParams, count: int, padded: int) -> np.ndarray:
-    """Per-channel multipliers then shifts, each zero-padded to ``padded`` entries."""
-    m = np.zeros(padded, np.int32)
-    s = np.zeros(padded, np.int32)
-    m[:count] = p.quant.output_multiplier[:count]
-    s[:count] = p.quant.output_shift[:count]
-    return np.concatenate([m, s])
-
-
 def _common_defines(ctx: LoweringContext, p: Conv2DParams) -> dict:
     """The kernel defines shared by conv.cl and conv_depthwise.cl."""
     x, out = ctx.inputs[0], ctx.outputs[0]
@@ -436,34 +430,33 @@ def lower_conv_2d(ctx: LoweringContext) -> None:
     if not _supports_tiled(ctx):
         lower_conv_general(ctx)
         return
+    w = _weights(ctx, p)                                 # [CO, KH, KW, CI]
+    if p.kernel_h == p.kernel_w == 1 and p.stride_h == p.stride_w == 1 and \
+            p.pad_top == p.pad_left == p.pad_bottom == p.pad_right == 0:
+        lower_gemm(ctx, ctx.input(0), ctx.output(0), p.batch * p.out_h * p.out_w, w.reshape(p.out_c, p.in_c),
+                   _bias(ctx), p.quant, ctype(ctx.inputs[0]), act_defines(p, ctx.outputs[0]))
+        return
     co = p.out_c
-    gemm = (p.kernel_h == p.kernel_w == 1 and p.stride_h == p.stride_w == 1 and
-            p.pad_top == p.pad_left == p.pad_bottom == p.pad_right == 0)
-    npix = p.batch * p.out_h * p.out_w
     quant = p.quant is not None
-    # register tile: PX pixels x CB channels (16 channels = one AVX-512 / two AVX vectors of weights);
-    # int32 quant8 tiles stay at 4 x 8 (larger ones spill: measured slower)
+    # register tile: PX pixels x CB channels (16 channels = two AVX vectors of weights); int32 quant8
+    # tiles stay at 4 x 8 (larger ones spill: measured slower)
     most = 8 if quant else 16
     cb = most if co >= most else 8 if co >= 8 else 4 if co >= 4 else co
     cob = ceil_div(co, cb)
     cop = cob * cb
-    w = _weights(ctx, p)                                 # [CO, KH, KW, CI]
     packed = np.zeros((cop, p.kernel_h, p.kernel_w, p.in_c), dtype=w.dtype)
     packed[:co] = w
     packed = packed.reshape(cob, cb, -1).transpose(0, 2, 1)    # [COB][KH*KW*CI][CB]
     bias = np.zeros(cop, dtype=w.dtype)
     bias[:co] = _bias(ctx)
-    px = (4 if quant else 8) if gemm else _pixel_tile(p.out_w, 4)
-    pblocks = ceil_div(npix if gemm else p.out_w, px)
+    px = _pixel_tile(p.out_w, 4)
+    pblocks = ceil_div(p.out_w, px)
     d = _common_defines(ctx, p)
-    d.update({"CB": cb, "COB": cob, "COP": cop, "PX": px, "PBLOCKS": pblocks, "GEMM": int(gemm),
-              "NPIX": npix, "EXACT": int((npix if gemm else p.out_w) % px == 0),
+    d.update({"CB": cb, "COB": cob, "COP": cop, "PX": px, "PBLOCKS": pblocks, "EXACT": int(p.out_w % px == 0),
               "UNROLL_TAPS": int(p.in_c * p.kernel_h * p.kernel_w <= 32)})
-    if gemm:
-        d["ROWS"] = 1
     inputs = [ctx.input(0), ctx.constant(packed), ctx.constant(bias)]
     if d["QUANT"]:
-        inputs.append(ctx.constant(_quant_table(p, co, cop)))
+        inputs.append(ctx.constant(quant_table(p.quant, co, cop)))
     ctx.emit("conv.cl", d, inputs, [ctx.output(0)], (cob, pblocks, d["ROWS"]), Work.REGISTER_TILES)
 
 
@@ -481,7 +474,7 @@ def lower_depthwise_conv_2d(ctx: LoweringContext) -> None:
     d.update({"M": p.depth_multiplier, "PX": px, "PBLOCKS": pblocks, "EXACT": int(p.out_w % px == 0)})
     inputs = [ctx.input(0), ctx.constant(np.ascontiguousarray(w)), ctx.constant(_bias(ctx))]
     if d["QUANT"]:
-        inputs.append(ctx.constant(_quant_table(p, p.out_c, p.out_c)))
+        inputs.append(ctx.constant(quant_table(p.quant, p.out_c, p.out_c)))
     ctx.emit("conv_depthwise.cl", d, inputs, [ctx.output(0)], (p.out_c, pblocks, d["ROWS"]), Work.CHANNEL_LANES)
 
 
@@ -530,7 +523,7 @@ def lower_conv_general(ctx: LoweringContext, p: Conv2DParams | None = None) -> N
     d.update(float_io(b, "B_"))
     inputs = [ctx.input(0), ctx.input(1), ctx.input(2)]
     if q is not None:
-        inputs.append(ctx.constant(_quant_table(p, p.out_c, p.out_c)))
+        inputs.append(ctx.constant(quant_table(p.quant, p.out_c, p.out_c)))
     ctx.emit("conv_general.cl", d, inputs, [ctx.output(0)], (p.out_c, p.out_w, p.batch * p.out_h),
              Work.CHANNEL_LANES)
 

@@ -2,8 +2,8 @@
 
 Input 0 (rank 2–4) is viewed as [batch, input_size] rows.  Reference: float (F32, F16 computed in
 fp32) and exact quantized arithmetic (operands.md §8.5).  Lowering: float32 and quant8 (asymm or
-signed) with constant weights and bias take a register-tiled kernel, the weights repacked to
-[U/UB][I][UB] blocks of UB units (zero point folded in); every other case (float16, weights or bias
+signed) with constant weights and bias are a GEMM (gpu_driver.ops.gemm: weights repacked at
+preparation, zero point folded in, tile tuned per shape); every other case (float16, weights or bias
 given as model inputs) runs as a 1×1 convolution over a 1×1 image of ``batch`` rows through
 ``conv_general.cl``.  Quantized results equal the reference's integer arithmetic exactly.
 """
@@ -14,11 +14,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..compiler.lowering_helpers import act_defines, ceil_div, ctype, known, params_ok, scalars_constant
+from ..compiler.lowering_helpers import act_defines, ctype, known, params_ok, scalars_constant
 from ..hal.types import OperandType, OperationType
 from ..sizes import element_count
 from .conv import Conv2DParams, lower_conv_general
 from .definition import TensorInfo, require
+from .gemm import lower_gemm
 from .fused_activation import (ActivationParams, Requantization, activation_fields, centred, finish_float,
                                requantization, requantization_feature_level, requantize)
 from .registry import operation
@@ -100,32 +101,14 @@ def lower_fully_connected(ctx: LoweringContext) -> None:
     if not _supports_tiled(ctx):
         lower_conv_general(ctx, _as_conv(p))
         return
-    x, out = ctx.inputs[0], ctx.outputs[0]
-    quant = p.quant is not None
     w = ctx.inputs[1].array()                           # [U, I]
-    if quant:
-        wq = w.astype(np.int32) - np.int32(p.quant.filter_zero_point)
-        bias = ctx.inputs[2].array().astype(np.int32)
+    bias = ctx.inputs[2].array()
+    if p.quant is not None:
+        w, bias = w.astype(np.int32) - np.int32(p.quant.filter_zero_point), bias.astype(np.int32)
     else:
-        wq = w.astype(np.float32)
-        bias = ctx.inputs[2].array().astype(np.float32)
-    units, size = p.num_units, p.input_size
-    ub = 16 if units >= 16 else 8 if units >= 8 else 4 if units >= 4 else units
-    ublocks = ceil_div(units, ub)
-    padded = np.zeros((ublocks * ub, size), dtype=wq.dtype)
-    padded[:units] = wq
-    packed = padded.reshape(ublocks, ub, size).transpose(0, 2, 1)     # [UBLOCKS][I][UB]
-    pbias = np.zeros(ublocks * ub, dtype=bias.dtype)
-    pbias[:units] = bias
-    bb = min(4, p.batch)
-    blocks = ceil_div(p.batch, bb)
-    d = {"T": ctype(x), "ACC_T": "int" if quant else "float", "QUANT": int(quant), "U": units,
-         "I": size, "B": p.batch, "BB": bb, "BBLOCKS": blocks, "UB": ub, "UBLOCKS": ublocks,
-         "ZX": p.quant.input_zero_point if quant else 0, "ZO": p.quant.output_zero_point if quant else 0,
-         "MULT": p.quant.output_multiplier[0] if quant else 0, "SHIFT": p.quant.output_shift[0] if quant else 0}
-    d.update(act_defines(p, out))
-    ctx.emit("fully_connected.cl", d, [ctx.input(0), ctx.constant(packed), ctx.constant(pbias)],
-             [ctx.output(0)], (ublocks, blocks))
+        w, bias = w.astype(np.float32), bias.astype(np.float32)
+    lower_gemm(ctx, ctx.input(0), ctx.output(0), p.batch, w, bias, p.quant, ctype(ctx.inputs[0]),
+               act_defines(p, ctx.outputs[0]))
 
 
 # ---- the operation ----------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
-/* CONV_2D, NHWC, direct convolution with a register tile of PX output pixels x CB output channels.
- * Work item (GLOBAL_ID 0, 1, 2) = (channel block, pixel block, n*OH + oy); with GEMM = 1 (1x1 filter,
- * stride 1, no padding) the pixel block runs over the flattened N*OH*OW pixels (dimension 2 is 1).
+/* CONV_2D, NHWC, direct convolution with a register tile of PX output pixels x CB output channels
+ * (1x1 filters with stride 1 and no padding take gemm.cl instead).
+ * Work item (GLOBAL_ID 0, 1, 2) = (channel block, pixel block along x, n*OH + oy).
  * w: repacked at lowering to [COB][KH][KW][CI][CB] (output channels rounded up to COB*CB, zero
  *    padded), so each work item streams its own weights at unit stride; ACC_T = float, or int holding
  *    (q_w - zp_w).   bias: [COB*CB] ACC_T.
@@ -27,25 +27,6 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const ${T}* RESTRICT in, GLOBAL const ${ACC_T}
 #pragma unroll
         for (int p = 0; p < ${PX}; ++p) acc[p][j] = b0;
     }
-#if ${GEMM}
-    GLOBAL const ${T}* RESTRICT xp[${PX}];
-#pragma unroll
-    for (int p = 0; p < ${PX}; ++p) {
-        const int pix = pb * ${PX} + p;
-        xp[p] = in + (pix < ${NPIX} ? pix : ${NPIX} - 1) * ${CI};
-    }
-    for (int ci = 0; ci < ${CI}; ++ci) {
-        ${ACC_T} wv[${CB}];
-#pragma unroll
-        for (int j = 0; j < ${CB}; ++j) wv[j] = wb[ci * ${CB} + j];
-#pragma unroll
-        for (int p = 0; p < ${PX}; ++p) {
-            const ${ACC_T} x = (${ACC_T})xp[p][ci] - (${ACC_T})${ZX};
-#pragma unroll
-            for (int j = 0; j < ${CB}; ++j) acc[p][j] += x * wv[j];
-        }
-    }
-#else
     const int n = row / ${OH};
     const int oy = row % ${OH};
     const int ox0 = pb * ${PX};
@@ -85,22 +66,13 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const ${T}* RESTRICT in, GLOBAL const ${ACC_T}
             }
         }
     }
-#endif
 #pragma unroll
     for (int p = 0; p < ${PX}; ++p) {
-#if ${GEMM}
-        const int pix = pb * ${PX} + p;
-#if !${EXACT}
-        if (pix >= ${NPIX}) break;               /* partial last pixel block */
-#endif
-        const int obase = pix * ${CO};
-#else
         const int ox = ox0 + p;
 #if !${EXACT}
         if (ox >= ${OW}) break;
 #endif
         const int obase = ((n * ${OH} + oy) * ${OW} + ox) * ${CO};
-#endif
 #pragma unroll
         for (int j = 0; j < ${CB}; ++j) {
             const int co = co0 + j;

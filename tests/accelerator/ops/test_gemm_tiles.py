@@ -1,0 +1,135 @@
+"""The GEMM path (1×1 CONV_2D, FULLY_CONNECTED with constant weights) on each accelerator device vs the
+reference, with every candidate tile of the shape forced in turn; and the tile tuner at preparation:
+its choice is measured once, baked into the compiled model (a preparation from the compilation cache
+does not tune again), and ``GPU_DRIVER_AUTOTUNE=0`` keeps the default."""
+import tempfile
+
+import numpy as np
+import pytest
+
+from gpu_driver.compiler import autotune
+from gpu_driver.ops import gemm
+
+from .harness import check_op, compare
+from .models import F32, I32T, OP, Q8A, Const, In, Out, i32, single_op
+
+
+def _conv1x1(rng, quant: bool, n: int, hw: tuple[int, int], ci: int, co: int, act: int):
+    """A 1×1 stride-1 CONV_2D (explicit zero padding) as check_op arguments."""
+    if quant:
+        x, out = In(Q8A, (n, *hw, ci), 0.5, 127), Out(Q8A, 0.7, 100)
+        w = Const(Q8A, rng.integers(0, 256, (co, 1, 1, ci)), 0.03, 120)
+        b = Const(I32T, rng.integers(-800, 800, (co,)), 0.5 * 0.03)
+    else:
+        x, out = In(F32, (n, *hw, ci)), Out(F32)
+        w, b = Const(F32, rng.uniform(-1, 1, (co, 1, 1, ci))), Const(F32, rng.uniform(-1, 1, (co,)))
+    return [x, w, b, *[i32(0)] * 4, i32(1), i32(1), i32(act)], [out]
+
+
+def _fc(rng, quant: bool, batch: int, size: int, units: int, act: int):
+    if quant:
+        x, out = In(Q8A, (batch, size), 0.5, 127), Out(Q8A, 0.9, 100)
+        w = Const(Q8A, rng.integers(0, 256, (units, size)), 0.03, 120)
+        b = Const(I32T, rng.integers(-800, 800, (units,)), 0.5 * 0.03)
+    else:
+        x, out = In(F32, (batch, size)), Out(F32)
+        w, b = Const(F32, rng.uniform(-1, 1, (units, size))), Const(F32, rng.uniform(-1, 1, (units,)))
+    return [x, w, b, i32(act)], [out]
+
+
+# (m, k, n) of each product: rows not a multiple of 8 (7·7 = 49 pixels), columns no multiple of 16
+SHAPES = {"conv": ((1, (7, 7), 24, 40), 49, 24, 40), "fc": ((3, 37, 21), 3, 37, 21)}
+
+
+def _cases():
+    for kind, (_, m, k, n) in SHAPES.items():
+        for quant in (False, True):
+            for index in range(len(gemm.tiles(m, k, n, quant))):
+                yield kind, quant, index
+
+
+@pytest.mark.parametrize("kind,quant,index", list(_cases()))
+def test_every_candidate_tile_matches_the_reference(accelerator, monkeypatch, kind, quant, index):
+    monkeypatch.setattr(autotune, "choose", lambda key, count, flops, trial: index)
+    rng = np.random.default_rng(31)
+    shape = SHAPES[kind][0]
+    args, outs = _conv1x1(rng, quant, *shape, act=3) if kind == "conv" else _fc(rng, quant, *shape, act=1)
+    check_op(accelerator, OP.CONV_2D if kind == "conv" else OP.FULLY_CONNECTED, args, outs, rng,
+             what=f"tile {gemm.tiles(*SHAPES[kind][1:], quant)[index]}")
+
+
+def test_tiles_default_first_and_valid():
+    assert gemm.tiles(3136, 128, 128, False)[0] == gemm.Tile(8, 16)
+    assert gemm.tiles(49, 1024, 1024, False) == [gemm.Tile(8, 16), gemm.Tile(12, 16), gemm.Tile(7, 16)]
+    assert gemm.tiles(3136, 144, 24, False) == [gemm.Tile(8, 16), gemm.Tile(16, 8)]
+    assert gemm.tiles(1, 1024, 1001, True) == [gemm.Tile(1, 8), gemm.Tile(1, 16)]
+    assert gemm.tiles(2, 5, 3, False) == [gemm.Tile(2, 3)]
+
+
+def _model(rng):
+    args, outs = _conv1x1(rng, False, 1, (6, 5), 16, 24, act=0)
+    return single_op(OP.CONV_2D, args, outs)
+
+
+def _grid(prepared):
+    """The global size of the model's one launch (column blocks, row blocks, 1)."""
+    (launch,) = prepared.cache_payload().plan.kernels
+    return launch.global_size
+
+
+def _grid_of(tile):
+    return (-(-24 // tile.nb), -(-30 // tile.mb), 1)
+
+
+def test_choice_measured_once_and_reused_from_the_cache(accelerator, monkeypatch):
+    monkeypatch.setattr(autotune, "MIN_FLOPS", 0)
+    monkeypatch.setenv("GPU_DRIVER_PRIVATE_CACHE", "0")
+    autotune.forget()
+    model, ins = _model(np.random.default_rng(5))
+    x = np.random.default_rng(6).uniform(-1, 1, ins[0].shape).astype(np.float32)
+    files = [[tempfile.TemporaryFile("w+b")], [tempfile.TemporaryFile("w+b")]]
+    token = b"t" * 32
+    before = autotune.STATS.measured
+    first = accelerator.prepare_model(model, model_cache=files[0], data_cache=files[1], token=token)
+    assert autotune.STATS.measured == before + 1
+    (choice,) = [v for k, v in autotune.STATS.choices.items() if k[2][0] == "gemm.cl"]
+    # the same shape again in this process: the remembered choice, no new measurement
+    accelerator.prepare_model(model)
+    assert autotune.STATS.measured == before + 1
+    autotune.forget()
+    warm = accelerator.prepare_model_from_cache(files[0], files[1], token)
+    assert autotune.STATS.measured == before + 1            # nothing tuned: the choice is in the binary
+    assert _grid(warm) == _grid_of(gemm.tiles(30, 16, 24, False)[choice])
+    expected, = first.execute([x])
+    actual, = warm.execute([x])
+    assert actual.tobytes() == expected.tobytes()
+    compare(accelerator, model, [x], what="tuned 1x1")
+    for f in files[0] + files[1]:
+        f.close()
+
+
+def test_private_cache_hit_does_not_tune(accelerator, monkeypatch, tmp_path):
+    monkeypatch.setattr(autotune, "MIN_FLOPS", 0)
+    monkeypatch.setenv("GPU_DRIVER_STATE_DIR", str(tmp_path))
+    monkeypatch.delenv("GPU_DRIVER_PRIVATE_CACHE", raising=False)
+    model, _ = _model(np.random.default_rng(8))
+    autotune.forget()
+    before = autotune.STATS.measured
+    first = accelerator.prepare_model(model)
+    assert autotune.STATS.measured == before + 1
+    autotune.forget()
+    again = accelerator.prepare_model(model)
+    assert autotune.STATS.measured == before + 1
+    assert _grid(again) == _grid(first)
+
+
+def test_switch_off_keeps_the_default(accelerator, monkeypatch):
+    monkeypatch.setattr(autotune, "MIN_FLOPS", 0)
+    monkeypatch.setenv("GPU_DRIVER_PRIVATE_CACHE", "0")
+    monkeypatch.setenv(autotune.ENV_SWITCH, "0")
+    autotune.forget()
+    model, _ = _model(np.random.default_rng(7))
+    before = autotune.STATS.measured
+    prepared = accelerator.prepare_model(model)
+    assert autotune.STATS.measured == before
+    assert _grid(prepared) == _grid_of(gemm.tiles(30, 16, 24, False)[0])
