@@ -309,6 +309,11 @@ def _strictly_increasing(levels: Sequence[SparseLevel]) -> bool:
     return True
 
 
+def _c_list(values) -> str:
+    """Integers as the body of a C array initializer (one literal per level)."""
+    return ", ".join(str(int(v)) for v in values)
+
+
 def lower_densify(ctx: LoweringContext) -> None:
     """densify.cl: the CSR arrays in one int buffer (a constant, or copied there on the device and
     checked there when the request brings them), then one work item per dense element."""
@@ -325,11 +330,10 @@ def lower_densify(ctx: LoweringContext) -> None:
     sparse = [i for i, fmt in enumerate(p.formats) if fmt == SPARSE_CSR]
     arrays = _array_inputs(p)
     fill = inputs[0].zero_point if inputs[0].type in _ZERO_POINT_FILLED else 0
-    literal = lambda values: ", ".join(str(int(v)) for v in values)  # noqa: E731
     d = {"T": bits_ctype(inputs[0]), "MODE": 2, "COUNT": count, "FILL": fill, "LEVELS": len(p.order),
-         "FORMATS": literal(p.formats), "SIZES": literal(p.sizes), "DIVS": literal(_level_divisors(p)),
-         "SEGS": literal(o[0] for o in offsets), "INDS": literal(o[1] for o in offsets),
-         "SEG_LENS": literal(n[0] for n in lengths), "IND_LENS": literal(n[1] for n in lengths),
+         "FORMATS": _c_list(p.formats), "SIZES": _c_list(p.sizes), "DIVS": _c_list(_level_divisors(p)),
+         "SEGS": _c_list(o[0] for o in offsets), "INDS": _c_list(o[1] for o in offsets),
+         "SEG_LENS": _c_list(n[0] for n in lengths), "IND_LENS": _c_list(n[1] for n in lengths),
          "OFFSET": 0, "STATUS": 0, "SORTED": 0, "CONSISTENT": int(consistent), "STATUS_CODE": ctx.status_code}
     if all(ctx.is_constant(i) for i in arrays):
         levels = _levels(p, inputs)
