@@ -213,13 +213,15 @@ class _Segment:
         self.device = device
         self.types = [self.model.main.operands[i].type for i in self.model.main.output_indexes]
         self._shaped: dict[tuple, PreparedModel] = {}
+        self._shaped_lock = threading.Lock()  # executions of one prepared model may run at once
         self.prepared = None if _unknown_rank(self.model) else device.prepare_model(self.model)
 
     def _prepared_for(self, tensors: list[DeviceTensor]) -> PreparedModel:
         if self.prepared is not None:
             return self.prepared
         key = tuple(t.shape if t.buffer is not None else None for t in tensors)
-        prepared = self._shaped.get(key)
+        with self._shaped_lock:
+            prepared = self._shaped.get(key)
         if prepared is None:
             main = self.model.main
             operands = list(main.operands)
@@ -231,9 +233,10 @@ class _Segment:
                 prepared = self.device.prepare_model(replace(self.model, main=replace(main, operands=operands)))
             finally:
                 COMPILE_TIME.add(time.perf_counter_ns() - started)
-            if len(self._shaped) >= self.MAX_SHAPED:
-                self._shaped.pop(next(iter(self._shaped)))
-            self._shaped[key] = prepared
+            with self._shaped_lock:
+                if len(self._shaped) >= self.MAX_SHAPED:
+                    self._shaped.pop(next(iter(self._shaped)))
+                self._shaped[key] = prepared
         return prepared
 
     def run(self, values: dict[int, DeviceTensor], ctx: ExecutionContext, read) -> None:
