@@ -65,6 +65,12 @@ class ModelBuilder:
         """Add a constant (ANeuralNetworksModel_setOperandValue): ≤128 bytes are copied into
         operand_values (CONSTANT_COPY), larger values go to a shared-memory pool (CONSTANT_REFERENCE)."""
         idx = self.add_operand(type, dims, scale, zero_point, channel_quant)
+        self.set_constant(idx, value)
+        return idx
+
+    def set_constant(self, idx: int, value) -> None:
+        """Give operand ``idx``, added as a temporary, the constant ``value`` (its lifetime becomes
+        CONSTANT_COPY or CONSTANT_REFERENCE, as :meth:`add_constant` chooses)."""
         operand = self._subgraph.operands[idx]
         info = OPERAND_TYPE_INFO[operand.type]
         if info.dtype is None:
@@ -95,7 +101,6 @@ class ModelBuilder:
         else:
             operand.lifetime = OperandLifeTime.CONSTANT_REFERENCE
             self._large.append((idx, data))
-        return idx
 
     def add_scalar(self, type: OperandType, value) -> int:
         """Add a constant scalar argument (INT32, FLOAT32, BOOL, …)."""
@@ -127,6 +132,25 @@ class ModelBuilder:
                 raise invalid(f"{t.name}: operand index {i!r} out of range (have {n} operands)")
         self._subgraph.operations.append(Operation(t, [int(i) for i in inputs], [int(i) for i in outputs]))
         return self
+
+    def constant_value(self, index: int):
+        """The value of constant operand ``index`` as added (numpy array, or a Python scalar for a
+        scalar operand); None for an operand that is not a constant."""
+        from .graph import decode_value
+
+        operand = self._subgraph.operands[index]
+        if operand.lifetime == OperandLifeTime.CONSTANT_COPY:
+            loc = operand.location
+            raw = bytes(self._values[loc.offset:loc.offset + loc.length])
+        elif operand.lifetime == OperandLifeTime.CONSTANT_REFERENCE:
+            raw = next(data for idx, data in self._large if idx == index)
+        else:
+            return None
+        return decode_value(operand.type, tuple(operand.dimensions), raw)
+
+    def operand(self, index: int) -> Operand:
+        """Operand ``index`` as added so far (type, dimensions, quantization, lifetime)."""
+        return self._subgraph.operands[index]
 
     def set_outputs(self, outputs: Sequence[int]) -> "ModelBuilder":
         """Declare the (sub)graph outputs, in order (ANeuralNetworksModel_identifyInputsAndOutputs)."""

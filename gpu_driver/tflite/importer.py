@@ -9,16 +9,23 @@ DriverError(INVALID_ARGUMENT) listing each (index, name, why).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from ..builder import ModelBuilder
 from ..errors import DriverError, invalid
 from ..hal.model import Model, SymmPerChannelQuantParams
-from ..hal.types import OperandType as T, OperationType
+from ..hal.types import OPERAND_TYPE_INFO, OperandLifeTime, OperandType as T, OperationType
+from ..ops.catalog import define, lookup
+from ..ops.definition import TensorInfo
 from ..ops.densify import SparseFormatError, SparseLevel, expand_sparse
 from .reader import TENSOR_DTYPES, Subgraph, Tensor, TfliteModel
+
+
+#: largest result (elements) the importer computes from constants to learn values converters need
+#: (shape arithmetic); bigger all-constant results are left to preparation's constant folding
+FOLD_ELEMENTS = 4096
 
 
 class Unsupported(Exception):
@@ -98,13 +105,19 @@ def _index_vector_class(kind: int):
 class Emitter:
     """The NNAPI model being built for one TF Lite subgraph."""
 
-    def __init__(self, model: TfliteModel, subgraph: Subgraph, builder: ModelBuilder, converters: dict):
+    def __init__(self, model: TfliteModel, subgraph: Subgraph, builder: ModelBuilder, converters: dict,
+                 dynamic_dims: bool = False):
         self.tfl = model
+        self.dynamic_dims = dynamic_dims
         self.sg = subgraph
         self.b = builder
         self.converters = converters
         self.operands: dict[int, int] = {}           # TF Lite tensor -> operand
         self.folded: dict[int, np.ndarray] = {}       # TF Lite tensor -> value computed at import
+        self.known: dict[int, TensorInfo] = {}         # operand -> what the operations so far determine
+        #: TF Lite tensor -> a description a later converter may consume instead of an operand (a
+        #: rank-5 intermediate NNAPI cannot hold, e.g. the EXPAND_DIMS → TILE → RESHAPE of a repeat)
+        self.deferred: dict[int, tuple] = {}
         self.outputs = set(subgraph.outputs)
 
     # ---- tensors -----------------------------------------------------------------------------------
@@ -112,11 +125,15 @@ class Emitter:
         return self.sg.tensors[i]
 
     def value(self, i: int) -> np.ndarray | None:
-        """The constant value of tensor ``i`` (folded or stored), None for activations."""
+        """The constant value of tensor ``i`` (folded, stored, or computed from constants by the
+        operations emitted for it), None for activations."""
         if i < 0:
             return None
         if i in self.folded:
             return self.folded[i]
+        if i in self.operands:
+            value = self.info(self.operands[i]).value
+            return None if value is None else np.asarray(value)
         t = self.tensor(i)
         if t.sparse is not None:
             return None
@@ -152,17 +169,89 @@ class Emitter:
             return T.TENSOR_QUANT16_SYMM, q.scales[0], 0, None
         raise Unsupported(f"tensor {t.index} ({t.name}) has type {name}, which NNAPI does not have")
 
+    def dims(self, i: int) -> tuple[int, ...]:
+        """TF Lite dimensions of tensor ``i`` as the NNAPI model declares them (−1: unknown).  A
+        subgraph input takes the shape TF Lite allocates by default (as its interpreter and NNAPI
+        delegate do before any input is resized) unless importing with dynamic dimensions; other
+        tensors keep their signature, since TF Lite recomputes their sizes at allocation (the stored
+        shape of a tensor behind an open batch dimension can be stale) — NNAPI infers them."""
+        t = self.tensor(i)
+        if not t.signature or (not self.dynamic_dims and i in self.sg.inputs):
+            return tuple(t.shape)
+        return tuple(t.signature)
+
+    def known_dims(self, i: int) -> tuple[int, ...]:
+        """The dimensions of tensor ``i`` a converter may rely on at import: those the operations
+        emitted so far determine, else :meth:`dims` (−1 where open)."""
+        dims = self.dims(i)
+        if i in self.operands and any(d < 0 for d in dims):
+            info = self.info(self.operands[i])
+            if info.shape is not None and info.known_shape and len(info.shape) == len(dims):
+                return tuple(info.shape)
+        return dims
+
+    def info(self, operand: int) -> TensorInfo:
+        """What is known of NNAPI operand ``operand`` at this point of the import: declared type and
+        dimensions, a constant's value, and what the operations emitted so far infer (dimensions,
+        and values computed from constants with the reference kernels)."""
+        if operand not in self.known:
+            o = self.b.operand(operand)
+            tensor = OPERAND_TYPE_INFO[o.type].is_tensor
+            shape = (tuple(o.dimensions) if o.dimensions else None) if tensor else ()
+            self.known[operand] = TensorInfo(
+                type=o.type, shape=shape, scale=o.scale, zero_point=o.zero_point,
+                channel_quant=o.extra_params if o.type == T.TENSOR_QUANT8_SYMM_PER_CHANNEL else None,
+                value=self.b.constant_value(operand), omitted=o.lifetime == OperandLifeTime.NO_VALUE,
+                index=operand, known_shape=shape is not None and 0 not in shape)
+        return self.known[operand]
+
+    def _infer(self, op_type: OperationType, inputs: list[int], outputs: list[int]) -> bool:
+        """Run the operation's definition on what is known of its inputs (as preparation will) to
+        learn its outputs' dimensions; when every input is a constant and the result small, compute
+        it (the reference kernel) and return True: the outputs become constants instead of the
+        operation (shape arithmetic, which NNAPI often lacks the INT32 operations for, folds away).
+        Anything it cannot decide stays open; errors are left to the model's validation."""
+        entry = lookup(op_type)
+        if entry is None or op_type in (OperationType.IF, OperationType.WHILE):
+            return False
+        ins, outs = [self.info(i) for i in inputs], [self.info(o) for o in outputs]
+        try:
+            params = define(op_type, ins, outs)
+        except Exception:  # noqa: BLE001 - unknown shapes, or a problem validation will report
+            return False
+        outs = [replace(t, shape=tuple(shape), known_shape=True) for t, shape in zip(outs, params.output_shapes)]
+        for o, t in zip(outputs, outs):
+            self.known[o] = t
+        constant = all(t.value is not None or t.omitted for t in ins) and any(
+            OPERAND_TYPE_INFO[t.type].is_tensor and t.value is not None for t in ins)
+        if not constant or sum(int(np.prod(t.shape)) for t in outs) > FOLD_ELEMENTS or \
+                any(self.b.operand(o).lifetime != OperandLifeTime.TEMPORARY_VARIABLE for o in outputs):
+            return False
+        try:
+            values = entry.reference(params, ins, outs)
+        except Exception:  # noqa: BLE001 - left to preparation, which folds or reports it
+            return False
+        for o, t, v in zip(outputs, outs, values):
+            operand = self.b.operand(o)
+            operand.dimensions = list(t.shape) or [1]
+            self.b.set_constant(o, v)
+            self.known[o] = replace(t, value=v)
+        return True
+
+
     def shape_of(self, i: int) -> list[int]:
         """NNAPI dimensions of tensor ``i``: 0 for a dimension unknown until execution; a TF Lite
         scalar (rank 0) becomes [1], since NNAPI reads empty dimensions as "rank unknown"."""
-        t = self.tensor(i)
-        dims = t.signature if t.signature else t.shape
+        dims = self.dims(i)
         return [0 if d < 0 else d for d in dims] if dims else [1]
 
     def operand(self, i: int) -> int:
         """The operand of TF Lite tensor ``i`` (a constant, or the activation's operand), created once."""
         if i in self.operands:
             return self.operands[i]
+        if i in self.deferred:
+            raise Unsupported(f"tensor {i} ({self.tensor(i).name}) has rank {len(self.tensor(i).shape)}, more than "
+                              f"NNAPI's operations take")
         t = self.tensor(i)
         value = self.value(i)
         otype, scale, zp, cq = self.operand_type(t, value)
@@ -213,7 +302,9 @@ class Emitter:
         return self.b.add_constant(otype, list(value.shape), value.reshape(-1), scale, zp)
 
     def op(self, op_type: OperationType, inputs: list[int], outputs: list[int]) -> None:
-        self.b.add_operation(op_type, inputs, outputs)
+        """Add an NNAPI operation (computed at import instead when its inputs are all constants)."""
+        if not self._infer(op_type, inputs, outputs):
+            self.b.add_operation(op_type, inputs, outputs)
 
     def subgraph(self, index: int) -> int:
         """A SUBGRAPH operand holding TF Lite subgraph ``index`` (an IF branch, a WHILE condition
@@ -221,13 +312,14 @@ class Emitter:
         if not 0 < index < len(self.tfl.subgraphs):
             raise Unsupported(f"subgraph index {index} out of range")
         child = ModelBuilder()
-        import_subgraph(self.tfl, self.tfl.subgraphs[index], child, self.converters)
+        import_subgraph(self.tfl, self.tfl.subgraphs[index], child, self.converters, self.dynamic_dims)
         return self.b.add_subgraph(child)
 
 
-def import_subgraph(model: TfliteModel, subgraph: Subgraph, builder: ModelBuilder, converters: dict) -> None:
+def import_subgraph(model: TfliteModel, subgraph: Subgraph, builder: ModelBuilder, converters: dict,
+                    dynamic_dims: bool = False) -> None:
     """Convert every operator of ``subgraph`` into ``builder`` (a model's main graph)."""
-    em = Emitter(model, subgraph, builder, converters)
+    em = Emitter(model, subgraph, builder, converters, dynamic_dims)
     problems = []
     for i in subgraph.inputs:
         t = subgraph.tensors[i]
@@ -251,21 +343,25 @@ def import_subgraph(model: TfliteModel, subgraph: Subgraph, builder: ModelBuilde
     if problems:
         raise invalid(f"the TF Lite model has {len(problems)} operator(s) this driver cannot express:\n  "
                       + "\n  ".join(problems))
+    outputs = []
     for i in subgraph.outputs:
-        if i in em.folded:
-            # an output computed at import: a model output cannot be a constant, so copy it out
-            out = em.like(i)
-            em.op(OperationType.RESHAPE, [em.operand(i), em.i32_vector(em.shape_of(i))], [out])
-            em.operands[i] = out
-        if i not in em.operands:
+        if i not in em.operands and em.value(i) is None:
             raise invalid(f"model output tensor {i} ({subgraph.tensors[i].name}) is not produced by any operator")
-    builder.set_outputs([em.operands[i] for i in subgraph.outputs])
+        operand = em.operand(i)
+        if builder.operand(operand).lifetime != OperandLifeTime.TEMPORARY_VARIABLE or operand in outputs:
+            # an output that is an input, a constant (computed at import) or another output: NNAPI
+            # outputs are written by an operation, so an identity CAST copies it
+            copy = em.like(i)
+            builder.add_operation(OperationType.CAST, [operand], [copy])  # not folded back to a constant
+            operand = copy
+        outputs.append(operand)
+    builder.set_outputs(outputs)
 
 
-def specs(subgraph: Subgraph, indexes: list[int]) -> list[TensorSpec]:
+def specs(subgraph: Subgraph, indexes: list[int], dynamic_dims: bool = False) -> list[TensorSpec]:
     out = []
     for i in indexes:
         t = subgraph.tensors[i]
-        shape = tuple(t.signature) if t.signature else tuple(t.shape)
+        shape = tuple(t.signature) if dynamic_dims and t.signature else tuple(t.shape)
         out.append(TensorSpec(t.name, shape, np.dtype(TENSOR_DTYPES.get(t.type, np.float32))))
     return out

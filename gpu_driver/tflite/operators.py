@@ -140,6 +140,39 @@ def _densify(em: Emitter, op: Operator) -> None:
     em.folded[op.outputs[0]] = densify(t)
 
 
+def _same_quantization(em: Emitter, a: int, b: int) -> bool:
+    qa, qb = em.tensor(a).quantization, em.tensor(b).quantization
+    if qa is None or qb is None:
+        return qa is None and qb is None
+    return list(qa.scales) == list(qb.scales) and list(qa.zero_points) == list(qb.zero_points)
+
+
+def _clamp(op_type: O, low: float | None, high: float | None):
+    """RELU / RELU6 / RELU_N1_TO_1.  TF Lite's quantized kernels may requantize (output parameters
+    other than the input's), which NNAPI's activations do not: then MAXIMUM / MINIMUM with the real
+    bounds as constants, which requantize to their output's parameters."""
+    def convert(em: Emitter, op: Operator) -> None:
+        x, out = op.inputs[0], op.outputs[0]
+        if em.tensor(x).type_name in ("FLOAT32", "FLOAT16", "INT32") or _same_quantization(em, x, out):
+            em.op(op_type, [em.operand(x)], [em.output(out)])
+            return
+        # the bounds in the output's parameters, as TF Lite's clamp range
+        otype, scale, zp = em.operand_type(em.tensor(out))[:3]
+        info = np.iinfo(np.uint8 if otype == T.TENSOR_QUANT8_ASYMM else np.int8)
+
+        def bound(real: float) -> int:
+            q = np.clip(np.round(real / scale) + zp, info.min, info.max).astype(info.dtype)
+            return em.constant(otype, q.reshape(1), scale, zp)
+
+        value = em.operand(x)
+        steps = [(step, real) for step, real in ((O.MAXIMUM, low), (O.MINIMUM, high)) if real is not None]
+        for k, (step, real) in enumerate(steps):
+            target = em.output(out) if k == len(steps) - 1 else em.like(out)
+            em.op(step, [value, bound(real)], [target])
+            value = target
+    return convert
+
+
 def _leaky_relu(em: Emitter, op: Operator) -> None:
     x = op.inputs[0]
     t = em.tensor(x)
@@ -188,12 +221,16 @@ def _relu_0_to_1(em: Emitter, op: Operator) -> None:
     em.op(O.MINIMUM, [r, em.constant(T.TENSOR_FLOAT32, np.ones(1, np.float32))], [em.output(op.outputs[0])])
 
 
+#: Abramowitz & Stegun 7.1.26: erf(z) = 1 − t·(a1 + t·(a2 + … + t·a5))·e^(−z²), t = 1/(1 + p·z), z ≥ 0,
+#: absolute error ≤ 1.5e−7 (float32 resolution near 1)
+_ERF_P = 0.3275911
+_ERF_A = (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
+
+
 def _gelu(em: Emitter, op: Operator) -> None:
-    """GELU, tanh approximation: 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))).  The exact form needs
-    erf, which NNAPI lacks."""
-    if not _opt(op, "Approximate", False):
-        raise Unsupported("exact GELU needs erf, which NNAPI has no operation for (the tanh approximation "
-                          "imports)")
+    """GELU.  Tanh approximation: 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))).  Exact form x·Φ(x),
+    NNAPI having no erf: with q = ½·(1 − erf(|x|/√2)) from the A&S 7.1.26 polynomial,
+    x·Φ(x) = ½·x + |x|·(½ − q) (no sign needed: x·sign(x) = |x|)."""
     x = em.operand(op.inputs[0])
 
     def const(v: float) -> int:
@@ -204,10 +241,21 @@ def _gelu(em: Emitter, op: Operator) -> None:
         em.op(kind, [a] if b is None else [a, b, em.i32(0)], [out])
         return out
 
-    cube = step(O.MUL, step(O.MUL, x, x), x)
-    inner = step(O.MUL, step(O.ADD, step(O.MUL, cube, const(0.044715)), x), const(float(np.sqrt(2.0 / np.pi))))
-    one_plus = step(O.ADD, step(O.TANH, inner), const(1.0))
-    step(O.MUL, step(O.MUL, x, const(0.5)), one_plus, out=em.output(op.outputs[0]))
+    if _opt(op, "Approximate", False):
+        cube = step(O.MUL, step(O.MUL, x, x), x)
+        inner = step(O.MUL, step(O.ADD, step(O.MUL, cube, const(0.044715)), x), const(float(np.sqrt(2.0 / np.pi))))
+        one_plus = step(O.ADD, step(O.TANH, inner), const(1.0))
+        step(O.MUL, step(O.MUL, x, const(0.5)), one_plus, out=em.output(op.outputs[0]))
+        return
+    magnitude = step(O.ABS, x)
+    t = step(O.DIV, const(1.0), step(O.ADD, step(O.MUL, magnitude, const(_ERF_P / np.sqrt(2.0))), const(1.0)))
+    poly = step(O.MUL, t, const(_ERF_A[-1]))
+    for a in reversed(_ERF_A[:-1]):
+        poly = step(O.MUL, step(O.ADD, poly, const(a)), t)
+    gauss = step(O.EXP, step(O.MUL, step(O.MUL, x, x), const(-0.5)))
+    q = step(O.MUL, step(O.MUL, poly, gauss), const(0.5))
+    tail = step(O.MUL, magnitude, step(O.SUB, const(0.5), q))
+    step(O.ADD, step(O.MUL, x, const(0.5)), tail, out=em.output(op.outputs[0]))
 
 
 def _add_n(em: Emitter, op: Operator) -> None:
@@ -262,8 +310,8 @@ def _transpose_conv(em: Emitter, op: Operator) -> None:
     """TRANSPOSE_CONV: inputs (output_shape, weights [O,H,W,I], input, optional bias)."""
     shape, w, x = op.inputs[0], op.inputs[1], op.inputs[2]
     units = em.shape_of(w)[0]
-    _const(em, op, 0, "output_shape")
-    args = [em.operand(x), em.operand(w), _bias(em, op, 3, units), em.operand(shape),
+    out_shape = em.i32_vector(_const(em, op, 0, "output_shape").reshape(-1))
+    args = [em.operand(x), em.operand(w), _bias(em, op, 3, units), out_shape,
             em.i32(PADDING[_opt(op, "Padding")]), em.i32(_opt(op, "StrideW")), em.i32(_opt(op, "StrideH"))]
     _fused(em, op, lambda act, out: em.op(O.TRANSPOSE_CONV_2D, args + [act, em.boolean(False)], [out]))
 
@@ -292,16 +340,35 @@ def _pool(op_type: O):
 
 
 def _fully_connected(em: Emitter, op: Operator) -> None:
+    """FULLY_CONNECTED; keep_num_dims through a RESHAPE of the [B, U] result.  Per-channel quantized
+    weights (NNAPI's FULLY_CONNECTED has none) become a 1×1 CONV_2D over a [B, 1, 1, I] view."""
     if _opt(op, "WeightsFormat", 0) != 0:
         raise Unsupported("shuffled FULLY_CONNECTED weights")
     x, w = op.inputs[0], op.inputs[1]
-    units = em.shape_of(w)[0]
+    units, depth = em.shape_of(w)[:2]
+    x_dims = list(em.known_dims(x))
+    keep = _opt(op, "KeepNumDims", False) and len(x_dims) != 2
+    if keep and any(d < 0 for d in x_dims[:-1]):
+        raise Unsupported("keep_num_dims with dimensions known only at execution")
+    out_dims = x_dims[:-1] + [units] if keep else None
+    wq = em.tensor(w).quantization
+    if wq is not None and len(wq.scales) > 1:
+        if any(d < 0 for d in x_dims):
+            raise Unsupported("per-channel weights with an input known only at execution")
+        batch = int(np.prod(x_dims)) // depth
+        view, result = em.like(x, shape=[batch, 1, 1, depth]), em.like(op.outputs[0], shape=[batch, 1, 1, units])
+        em.op(O.RESHAPE, [em.operand(x), em.i32_vector([batch, 1, 1, depth])], [view])
+        filt = em.b.add_constant(T.TENSOR_QUANT8_SYMM_PER_CHANNEL, [units, 1, 1, depth],
+                                 np.asarray(em.value(w)).reshape(-1), 0.0, 0, em.operand_type(em.tensor(w))[3])
+        em.op(O.CONV_2D, [view, filt, _bias(em, op, 2, units), em.i32(2), em.i32(1), em.i32(1),
+                          em.i32(_activation(op))], [result])
+        em.op(O.RESHAPE, [result, em.i32_vector(out_dims or [batch, units])], [em.output(op.outputs[0])])
+        return
     args = [em.operand(x), em.operand(w), _bias(em, op, 2, units)]
-    out_shape = em.shape_of(op.outputs[0])
-    if _opt(op, "KeepNumDims", False) and len(out_shape) != 2:
-        flat = em.like(op.outputs[0], [int(np.prod(out_shape[:-1])), units])
+    if keep:
+        flat = em.like(op.outputs[0], [int(np.prod(out_dims[:-1])), units])
         em.op(O.FULLY_CONNECTED, args + [em.i32(_activation(op))], [flat])
-        em.op(O.RESHAPE, [flat, em.i32_vector(out_shape)], [em.output(op.outputs[0])])
+        em.op(O.RESHAPE, [flat, em.i32_vector(out_dims)], [em.output(op.outputs[0])])
         return
     _fused(em, op, lambda act, out: em.op(O.FULLY_CONNECTED, args + [act], [out]))
 
@@ -339,7 +406,50 @@ def _lrn(em: Emitter, op: Operator) -> None:
 def _concatenation(em: Emitter, op: Operator) -> None:
     rank = len(em.shape_of(op.outputs[0]))
     axis = _opt(op, "Axis", 0)
+    if em.tensor(op.inputs[0]).type_name in ("INT32", "INT64"):
+        _concatenate_int32(em, op, axis % rank if rank else 0)
+        return
     _unfused_then(em, op, O.CONCATENATION, [em.operand(i) for i in op.inputs] + [em.i32(axis % rank if rank else 0)])
+
+
+def _concatenate_int32(em: Emitter, op: Operator, axis: int) -> None:
+    """CONCATENATION of INT32 tensors (shape arithmetic), which NNAPI's CONCATENATION lacks: constant
+    pieces are placed in one constant; each other piece is widened to the output's length along the
+    axis by a GATHER with clamped indices, masked by a 0/1 MUL and added."""
+    dims = [_known_shape(em, i) or [1] for i in op.inputs]
+    out_dims = list(dims[0])
+    out_dims[axis] = sum(d[axis] for d in dims)
+    if len(out_dims) > 4:
+        raise Unsupported(f"INT32 CONCATENATION of rank {len(out_dims)}")
+    n = out_dims[axis]
+    base = np.zeros(out_dims, np.int32)
+    total, offset = None, 0
+    for i, d in zip(op.inputs, dims):
+        size = d[axis]
+        value = em.value(i)
+        window = [slice(None)] * len(out_dims)
+        window[axis] = slice(offset, offset + size)
+        if value is not None:
+            base[tuple(window)] = np.asarray(value).reshape(d)
+        elif size:
+            positions = np.arange(n)
+            index = np.clip(positions - offset, 0, size - 1).astype(np.int32)
+            mask_dims = [1] * len(out_dims)
+            mask_dims[axis] = n
+            mask = ((positions >= offset) & (positions < offset + size)).astype(np.int32).reshape(mask_dims)
+            widened, masked = em.like(op.outputs[0], shape=out_dims), em.like(op.outputs[0], shape=out_dims)
+            em.op(O.GATHER, [em.operand(i), em.i32(axis), em.constant(T.TENSOR_INT32, index)], [widened])
+            em.op(O.MUL, [widened, em.constant(T.TENSOR_INT32, mask), em.i32(0)], [masked])
+            if total is not None:
+                summed = em.like(op.outputs[0], shape=out_dims)
+                em.op(O.ADD, [total, masked, em.i32(0)], [summed])
+                masked = summed
+            total = masked
+        offset += size
+    if total is None:
+        em.folded[op.outputs[0]] = base
+        return
+    em.op(O.ADD, [total, em.constant(T.TENSOR_INT32, base), em.i32(0)], [em.output(op.outputs[0])])
 
 
 def _reshape(em: Emitter, op: Operator) -> None:
@@ -352,6 +462,9 @@ def _reshape(em: Emitter, op: Operator) -> None:
         target = op.options.NewShapeAsNumpy()
     else:
         raise Unsupported("RESHAPE to a shape known only at execution")
+    if op.inputs[0] in em.deferred:
+        _repeat(em, op, [int(v) for v in target])
+        return
     em.op(O.RESHAPE, [em.operand(op.inputs[0]), em.i32_vector(target)], [em.output(op.outputs[0])])
 
 
@@ -362,8 +475,49 @@ def _squeeze(em: Emitter, op: Operator) -> None:
 
 
 def _expand_dims(em: Emitter, op: Operator) -> None:
+    """EXPAND_DIMS; to rank 5 it is deferred: a following TILE and RESHAPE may make it a repeat."""
     axis = int(_const(em, op, 1, "axis").reshape(-1)[0])
+    rank = len(em.known_dims(op.inputs[0]))
+    if rank >= 4:
+        em.deferred[op.outputs[0]] = ("expanded", op.inputs[0], axis % (rank + 1))
+        return
     em.op(O.EXPAND_DIMS, [em.operand(op.inputs[0]), em.i32(axis)], [em.output(op.outputs[0])])
+
+
+def _tile(em: Emitter, op: Operator) -> None:
+    """TILE; of a deferred rank-5 EXPAND_DIMS along the inserted axis only, deferred in turn."""
+    x = op.inputs[0]
+    if x in em.deferred:
+        _, source, axis = em.deferred[x]
+        multiples = [int(v) for v in _const(em, op, 1, "multiples").reshape(-1)]
+        if any(m != 1 for k, m in enumerate(multiples) if k != axis):
+            raise Unsupported("TILE of a rank-5 tensor other than along its inserted axis")
+        em.deferred[op.outputs[0]] = ("repeated", source, axis, multiples[axis])
+        return
+    em.op(O.TILE, [em.operand(x), em.operand(op.inputs[1])], [em.output(op.outputs[0])])
+
+
+def _repeat(em: Emitter, op: Operator, target: list[int]) -> None:
+    """RESHAPE of a deferred EXPAND_DIMS → TILE (an axis inserted at ``axis`` and tiled ``m`` times)
+    that merges the tiled axis into a neighbour: a GATHER along that neighbour, each index repeated
+    ``m`` times (merged with the one before) or the whole range ``m`` times (with the one after)."""
+    kind, source, axis, m = em.deferred[op.inputs[0]]
+    if kind != "repeated":
+        raise Unsupported("RESHAPE of a rank-5 tensor")
+    dims = list(_known_shape(em, source))
+    before, after = list(dims), list(dims)
+    if axis > 0:
+        before[axis - 1] *= m
+    if axis < len(dims):
+        after[axis] *= m
+    if axis > 0 and target == before:
+        along, index = axis - 1, np.repeat(np.arange(dims[axis - 1]), m)
+    elif axis < len(dims) and target == after:
+        along, index = axis, np.tile(np.arange(dims[axis]), m)
+    else:
+        raise Unsupported(f"RESHAPE of a rank-5 tensor to {target}")
+    em.op(O.GATHER, [em.operand(source), em.i32(along), em.constant(T.TENSOR_INT32, index.astype(np.int32))],
+          [em.output(op.outputs[0])])
 
 
 def _tensor_args(op_type: O, *scalars):
@@ -375,10 +529,20 @@ def _tensor_args(op_type: O, *scalars):
 
 
 def _reduce(op_type: O, keep_as_int: bool = False):
+    """A reduction.  Quantized MEAN / REDUCE_MAX / REDUCE_MIN keep the input's parameters in NNAPI;
+    TF Lite's may requantize: then MAXIMUM of the result with itself requantizes it to the output's."""
     def convert(em: Emitter, op: Operator) -> None:
         keep = bool(_opt(op, "KeepDims", False))
         flag = em.i32(int(keep)) if keep_as_int else em.boolean(keep)
-        em.op(op_type, [em.operand(op.inputs[0]), em.operand(op.inputs[1]), flag], [em.output(op.outputs[0])])
+        x, out = op.inputs[0], op.outputs[0]
+        args = [em.operand(x), em.operand(op.inputs[1]), flag]
+        if em.tensor(x).quantization is None or _same_quantization(em, x, out):
+            em.op(op_type, args, [em.output(out)])
+            return
+        otype, scale, zp, _ = em.operand_type(em.tensor(x))
+        reduced = em.b.add_operand(otype, em.shape_of(out), scale, zp)
+        em.op(op_type, args, [reduced])
+        em.op(O.MAXIMUM, [reduced, reduced], [em.output(out)])
     return convert
 
 
@@ -410,18 +574,44 @@ def _resize(op_type: O):
 
 
 def _strided_slice(em: Emitter, op: Operator) -> None:
+    """STRIDED_SLICE.  TF Lite ignores the end (and the masks) of a shrunk axis, taking the element at
+    begin; NNAPI wants that axis written as a slice of one, [begin, begin + 1): rewritten so when
+    begin is a constant."""
     if _opt(op, "EllipsisMask", 0) or _opt(op, "NewAxisMask", 0):
         raise Unsupported("ellipsis_mask / new_axis_mask")
-    em.op(O.STRIDED_SLICE, [em.operand(i) for i in op.inputs[:4]] +
-          [em.i32(_opt(op, "BeginMask", 0)), em.i32(_opt(op, "EndMask", 0)), em.i32(_opt(op, "ShrinkAxisMask", 0))],
-          [em.output(op.outputs[0])])
+    masks = [_opt(op, "BeginMask", 0), _opt(op, "EndMask", 0), _opt(op, "ShrinkAxisMask", 0)]
+    inputs = [em.operand(i) for i in op.inputs[:4]]
+    begin, end = em.value(op.inputs[1]), em.value(op.inputs[2])
+    if masks[2] and begin is not None and end is not None:
+        dims = _known_shape(em, op.inputs[0])
+        begin, end = np.asarray(begin, np.int64).reshape(-1).copy(), np.asarray(end, np.int64).reshape(-1).copy()
+        for axis in range(len(begin)):
+            if masks[2] >> axis & 1:
+                first = begin[axis] + dims[axis] if begin[axis] < 0 else begin[axis]
+                begin[axis], end[axis] = first, first + 1
+                masks[0] &= ~(1 << axis)
+                masks[1] &= ~(1 << axis)
+        inputs[1], inputs[2] = em.i32_vector(begin), em.i32_vector(end)
+    em.op(O.STRIDED_SLICE, inputs + [em.i32(m) for m in masks], [em.output(op.outputs[0])])
 
 
 def _gather(em: Emitter, op: Operator) -> None:
+    """GATHER; a scalar index (an NNAPI [1] tensor, which keeps the axis) through a RESHAPE that drops
+    the axis, as TF Lite's output does."""
     if _opt(op, "BatchDims", 0):
         raise Unsupported("batch_dims")
-    em.op(O.GATHER, [em.operand(op.inputs[0]), em.i32(_opt(op, "Axis", 0)), em.operand(op.inputs[1])],
-          [em.output(op.outputs[0])])
+    params, indices = op.inputs
+    axis = _opt(op, "Axis", 0)
+    args = [em.operand(params), em.i32(axis), em.operand(indices)]
+    if len(em.tensor(indices).shape) != 0:
+        em.op(O.GATHER, args, [em.output(op.outputs[0])])
+        return
+    dims = _known_shape(em, params)
+    axis %= len(dims)
+    kept = dims[:axis] + [1] + dims[axis + 1:]
+    picked = em.like(params, shape=kept)
+    em.op(O.GATHER, args, [picked])
+    em.op(O.RESHAPE, [picked, em.i32_vector(dims[:axis] + dims[axis + 1:] or [1])], [em.output(op.outputs[0])])
 
 
 def _split(em: Emitter, op: Operator) -> None:
@@ -431,6 +621,18 @@ def _split(em: Emitter, op: Operator) -> None:
 
 
 def _pack(em: Emitter, op: Operator) -> None:
+    """PACK; of TF Lite scalars (NNAPI [1] tensors) a concatenation into a vector, folded when every
+    scalar is a constant."""
+    if all(len(em.tensor(i).shape) == 0 for i in op.inputs):
+        values = [em.value(i) for i in op.inputs]
+        if all(v is not None for v in values):
+            dtype = TENSOR_DTYPES.get(em.tensor(op.outputs[0]).type, np.float32)
+            em.folded[op.outputs[0]] = np.asarray([np.asarray(v).reshape(-1)[0] for v in values], dtype)
+        elif em.tensor(op.inputs[0]).type_name in ("INT32", "INT64"):
+            _concatenate_int32(em, op, 0)
+        else:
+            _unfused_then(em, op, O.CONCATENATION, [em.operand(i) for i in op.inputs] + [em.i32(0)])
+        return
     rank = len(em.shape_of(op.outputs[0]))
     em.op(O.PACK, [em.i32(_opt(op, "Axis", 0) % rank)] + [em.operand(i) for i in op.inputs],
           [em.output(op.outputs[0])])
@@ -439,7 +641,7 @@ def _pack(em: Emitter, op: Operator) -> None:
 def _known_shape(em: Emitter, i: int) -> list[int]:
     """The dimensions of tensor ``i``, all known at import (or Unsupported)."""
     t = em.tensor(i)
-    dims = list(t.signature if t.signature else t.shape)
+    dims = list(em.known_dims(i))
     if any(d < 0 for d in dims):
         raise Unsupported(f"tensor {i} ({t.name}) has dimensions known only at execution {dims}")
     return dims
@@ -542,6 +744,64 @@ def _block(op_type: O):
     def convert(em: Emitter, op: Operator) -> None:
         em.op(op_type, [em.operand(op.inputs[0]), em.i32(_opt(op, "BlockSize"))], [em.output(op.outputs[0])])
     return convert
+
+
+def _as_4d(em: Emitter, i: int, operand: int, dims: list[int]) -> tuple[int, list[int]]:
+    """A 3-D [N, W, C] tensor as NNAPI's 4-D [N, 1, W, C] (TF Lite's one-spatial-dimension form)."""
+    if len(dims) == 4:
+        return operand, dims
+    if len(dims) != 3:
+        raise Unsupported(f"rank {len(dims)} input (NNAPI takes 4-D)")
+    wide = [dims[0], 1, dims[1], dims[2]]
+    out = em.like(i, shape=wide)
+    em.op(O.RESHAPE, [operand, em.i32_vector(wide)], [out])
+    return out, wide
+
+
+def _block_and_pairs(em: Emitter, op: Operator, rank: int, what: str) -> tuple[list[int], np.ndarray]:
+    block = [int(v) for v in _const(em, op, 1, "block_shape").reshape(-1)]
+    pairs = _const(em, op, 2, what).reshape(-1, 2).astype(np.int64)
+    if rank == 3:
+        block, pairs = [1] + block, np.concatenate([np.zeros((1, 2), np.int64), pairs])
+    return block, pairs
+
+
+def _space_to_batch(em: Emitter, op: Operator) -> None:
+    """SPACE_TO_BATCH_ND; a 3-D input (1-D dilated convolutions) through a 4-D view with height 1."""
+    x = op.inputs[0]
+    dims = _known_shape(em, x)
+    block, pads = _block_and_pairs(em, op, len(dims), "paddings")
+    operand, wide = _as_4d(em, x, em.operand(x), dims)
+    out4 = [wide[0] * block[0] * block[1], (wide[1] + int(pads[0].sum())) // block[0],
+            (wide[2] + int(pads[1].sum())) // block[1], wide[3]]
+    result = em.output(op.outputs[0]) if len(dims) == 4 else em.like(op.outputs[0], shape=out4)
+    em.op(O.SPACE_TO_BATCH_ND, [operand, em.i32_vector(block), em.constant(T.TENSOR_INT32, pads.astype(np.int32))],
+          [result])
+    if len(dims) == 3:
+        em.op(O.RESHAPE, [result, em.i32_vector([out4[0], out4[2], out4[3]])], [em.output(op.outputs[0])])
+
+
+def _batch_to_space(em: Emitter, op: Operator) -> None:
+    """BATCH_TO_SPACE_ND: NNAPI's has no crops, so a SLICE takes them off; a 3-D input goes through a
+    4-D view with height 1."""
+    x = op.inputs[0]
+    dims = _known_shape(em, x)
+    block, crops = _block_and_pairs(em, op, len(dims), "crops")
+    operand, wide = _as_4d(em, x, em.operand(x), dims)
+    full = [wide[0] // (block[0] * block[1]), wide[1] * block[0], wide[2] * block[1], wide[3]]
+    cropped = [full[0], full[1] - int(crops[0].sum()), full[2] - int(crops[1].sum()), full[3]]
+    direct = len(dims) == 4 and not crops.any()
+    spread = em.output(op.outputs[0]) if direct else em.like(op.outputs[0], shape=full)
+    em.op(O.BATCH_TO_SPACE_ND, [operand, em.i32_vector(block)], [spread])
+    if direct:
+        return
+    if crops.any():
+        sliced = em.output(op.outputs[0]) if len(dims) == 4 else em.like(op.outputs[0], shape=cropped)
+        em.op(O.SLICE, [spread, em.i32_vector([0, int(crops[0, 0]), int(crops[1, 0]), 0]), em.i32_vector(cropped)],
+              [sliced])
+        spread = sliced
+    if len(dims) == 3:
+        em.op(O.RESHAPE, [spread, em.i32_vector([cropped[0], cropped[2], cropped[3]])], [em.output(op.outputs[0])])
 
 
 def _cast(em: Emitter, op: Operator) -> None:
@@ -858,7 +1118,7 @@ def _broadcast_args(em: Emitter, op: Operator) -> None:
 def _select_v2(em: Emitter, op: Operator) -> None:
     """SELECT_V2 (broadcasting): a condition of another shape widened by LOGICAL_AND with a constant
     all-true tensor of the output's shape, values of another shape RESHAPEd and TILEd to it."""
-    out = _known_shape(em, op.outputs[0])
+    out = list(np.broadcast_shapes(*(tuple(_known_shape(em, i)) for i in op.inputs)))
     operands = []
     for k, i in enumerate(op.inputs):
         dims = _known_shape(em, i)
@@ -1063,7 +1323,8 @@ CONVERTERS = {
     "DIV": _with_activation(O.DIV), "MAXIMUM": _direct(O.MAXIMUM), "MINIMUM": _direct(O.MINIMUM),
     "POW": _direct(O.POW), "PRELU": _direct(O.PRELU), "SQUARE": _square, "SQUARED_DIFFERENCE": _squared_difference,
     "ADD_N": _add_n,
-    "RELU": _direct(O.RELU), "RELU6": _direct(O.RELU6), "RELU_N1_TO_1": _direct(O.RELU1),
+    "RELU": _clamp(O.RELU, 0.0, None), "RELU6": _clamp(O.RELU6, 0.0, 6.0),
+    "RELU_N1_TO_1": _clamp(O.RELU1, -1.0, 1.0),
     "LOGISTIC": _direct(O.LOGISTIC), "TANH": _direct(O.TANH), "HARD_SWISH": _direct(O.HARD_SWISH), "ELU": _elu,
     "LEAKY_RELU": _leaky_relu, "FLOOR": _direct(O.FLOOR), "ABS": _direct(O.ABS), "EXP": _direct(O.EXP),
     "LOG": _direct(O.LOG), "NEG": _direct(O.NEG), "RSQRT": _direct(O.RSQRT), "SIN": _direct(O.SIN),
@@ -1090,11 +1351,11 @@ CONVERTERS = {
     "REDUCE_ALL": _reduce(O.REDUCE_ALL),
     "RESIZE_BILINEAR": _resize(O.RESIZE_BILINEAR), "RESIZE_NEAREST_NEIGHBOR": _resize(O.RESIZE_NEAREST_NEIGHBOR),
     "STRIDED_SLICE": _strided_slice, "SLICE": _tensor_args(O.SLICE), "GATHER": _gather, "SPLIT": _split,
-    "TILE": _tensor_args(O.TILE), "PACK": _pack, "REVERSE_V2": _reverse, "SPLIT_V": _split_v, "UNPACK": _unpack,
+    "TILE": _tile, "PACK": _pack, "REVERSE_V2": _reverse, "SPLIT_V": _split_v, "UNPACK": _unpack,
     "SHAPE": _shape, "RANK": _rank, "ZEROS_LIKE": _zeros_like, "FILL": _fill, "BROADCAST_TO": _broadcast_to,
     "ARG_MAX": _arg(O.ARGMAX), "ARG_MIN": _arg(O.ARGMIN), "TOPK_V2": _topk,
     "DEPTH_TO_SPACE": _block(O.DEPTH_TO_SPACE), "SPACE_TO_DEPTH": _block(O.SPACE_TO_DEPTH),
-    "BATCH_TO_SPACE_ND": _tensor_args(O.BATCH_TO_SPACE_ND), "SPACE_TO_BATCH_ND": _tensor_args(O.SPACE_TO_BATCH_ND),
+    "BATCH_TO_SPACE_ND": _batch_to_space, "SPACE_TO_BATCH_ND": _space_to_batch,
     # lookups, hashing, recurrent networks
     "EMBEDDING_LOOKUP": _embedding_lookup, "HASHTABLE_LOOKUP": _hashtable_lookup, "LSH_PROJECTION": _lsh_projection,
     "LSTM": _lstm, "UNIDIRECTIONAL_SEQUENCE_LSTM": _sequence_lstm, "BIDIRECTIONAL_SEQUENCE_LSTM": _bidirectional_lstm,

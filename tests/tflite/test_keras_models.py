@@ -1,0 +1,109 @@
+"""Models as TensorFlow's converter writes them (tests/tflite/keras_models/generate.py: common Keras
+architectures with seeded random weights — MobileNet v2, SE-ResNet blocks, a U-Net, a transformer
+encoder, a Keras 3 LSTM lowered to WHILE loops, 1-D dilated convolutions — float, and full-integer
+int8 / uint8), imported and run on every device, judged against LiteRT (XNNPACK) on the same input.
+
+Float outputs must pass the whole-model fp32 rule (gpu_driver.mlts.accuracy); quantized outputs may
+differ by at most max(2, LiteRT builtin vs XNNPACK) steps (NNAPI requantizes with a float
+multiplier where TF Lite rounds twice: ±1 per layer can reach an output)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import gpu_driver
+from gpu_driver import tflite
+from gpu_driver.mlts.accuracy import verdict
+
+pytest.importorskip("ai_edge_litert.interpreter")
+from gpu_driver.mlts.litert import LiteRT  # noqa: E402
+
+MODELS = Path(__file__).resolve().parent / "keras_models"
+NAMES = sorted(p.stem for p in MODELS.glob("*.tflite"))
+#: (model, device) pairs whose preparation or run takes long on PoCL (quantized kernels compile
+#: slowly; the WHILE-lowered LSTM is host-interpreted)
+SLOW = {("mobilenet_v2_035_96_int8", "opencl"), ("mobilenet_v2_035_96_uint8", "opencl")}
+#: (model, device): what an accelerator reports unsupported, and why
+UNSUPPORTED = {("lstm_classifier_float", "opencl"):
+               "the TensorList update in the WHILE body concatenates slices whose sizes depend on the loop "
+               "counter; CONCATENATION with data-dependent sizes is not lowered"}
+
+
+def _params():
+    out = []
+    for name in NAMES:
+        for device in gpu_driver.get_devices():
+            kind = device.name.split(":")[0]
+            marks = [pytest.mark.slow] if (name, kind) in SLOW else []
+            out.append(pytest.param(name, device.name, id=f"{name}-{device.name}", marks=marks))
+    return out
+
+
+def _feed(imported, rng) -> list[np.ndarray]:
+    feed = []
+    for spec in imported.inputs:
+        if spec.dtype.kind == "f":
+            feed.append(rng.uniform(-1, 1, spec.shape).astype(spec.dtype))
+        elif spec.dtype == np.int32:  # token ids (embedding tables of 50 and 100 rows)
+            feed.append(rng.integers(0, 50, spec.shape).astype(np.int32))
+        else:
+            info = np.iinfo(spec.dtype)
+            feed.append(rng.integers(info.min, info.max + 1, spec.shape).astype(spec.dtype))
+    return feed
+
+
+@pytest.mark.parametrize("name, device_name", _params())
+def test_keras_model_matches_litert(name, device_name):
+    data = (MODELS / f"{name}.tflite").read_bytes()
+    imported = tflite.load_model(data)
+    device = gpu_driver.get_device(device_name)
+    reason = UNSUPPORTED.get((name, device_name.split(":")[0]))
+    supported = device.get_supported_operations(imported.model)
+    if reason is not None:
+        assert not all(supported), f"{name} now runs on {device_name}: drop it from UNSUPPORTED"
+        pytest.skip(reason)
+    assert all(supported), f"{name}: unsupported on {device_name}"
+    feed = _feed(imported, np.random.default_rng(3))
+    ours = device.prepare_model(imported.model).execute(feed)
+    expected = LiteRT(data).run(feed)
+    builtin = LiteRT(data, xnnpack=False).run(feed)
+    for spec, a, e, b in zip(imported.outputs, ours, expected, builtin):
+        a = np.asarray(a).reshape(e.shape)
+        if e.dtype.kind == "f":
+            v = verdict(spec.name, a, e, b)
+            assert v.verdict == "fp32", f"{name} on {device_name}, {spec.name}: {v}"
+        else:
+            libraries = int(np.abs(b.astype(np.int64) - e.astype(np.int64)).max(initial=0))
+            steps = int(np.abs(a.astype(np.int64) - e.astype(np.int64)).max(initial=0))
+            assert steps <= max(2, libraries), f"{name} on {device_name}, {spec.name}: {steps} steps"
+
+
+def test_open_batch_dimension_imports_as_allocated_or_dynamic():
+    """Keras models leave the batch open (−1): by default it takes TF Lite's allocated size (1), as
+    TF Lite's interpreter and NNAPI delegate do; dynamic_dims=True keeps it unknown until execution."""
+    data = (MODELS / "se_resnet_float.tflite").read_bytes()
+    static = tflite.load_model(data)
+    assert static.inputs[0].shape == (1, 64, 64, 3)
+    assert static.model.main.operands[static.model.main.input_indexes[0]].dimensions == [1, 64, 64, 3]
+    audio = tflite.load_model((MODELS / "audio_conv1d_float.tflite").read_bytes())
+    assert audio.inputs[0].shape == (1, 400, 1)
+    with pytest.raises(gpu_driver.DriverError) as err:  # a 1-D dilated convolution needs known sizes
+        tflite.load_model((MODELS / "audio_conv1d_float.tflite").read_bytes(), dynamic_dims=True)
+    assert "known only at execution" in err.value.message
+
+
+def test_every_operator_of_the_keras_models_is_converted_not_skipped():
+    """The generated models exercise the converters they were made for (a regression guard on the
+    generator as much as on the importer)."""
+    from gpu_driver.tflite.reader import read_model
+
+    seen = set()
+    for name in NAMES:
+        model = read_model((MODELS / f"{name}.tflite").read_bytes())
+        for sg in model.subgraphs:
+            seen.update(op.name for op in sg.operators)
+    for expected in ("WHILE", "GELU", "BATCH_MATMUL", "TRANSPOSE_CONV", "SPACE_TO_BATCH_ND", "BATCH_TO_SPACE_ND",
+                     "MEAN", "FULLY_CONNECTED", "QUANTIZE", "STRIDED_SLICE", "PACK", "GATHER"):
+        assert expected in seen, expected
