@@ -61,6 +61,8 @@ class Executable:
         memory-domain buffer used in place: no copy), every other model buffer to itself.  Bindings
         persist between executions, so only what changes is set (work already enqueued keeps its
         arguments).  Callers hold the specialisation's lock."""
+        if not pairs and not self.bound_in_place:
+            return
         wanted = {id(old): (old, new) for old, new in pairs}
         for key, (old, _now) in list(self.bound_in_place.items()):
             if key not in wanted:

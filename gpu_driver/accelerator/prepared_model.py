@@ -14,6 +14,7 @@ Hooks:
 """
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from collections import OrderedDict
@@ -28,7 +29,7 @@ from ..errors import DriverError, failure
 from ..graph import build_graph
 from ..hal.model import Model
 from ..hal.types import ErrorStatus, ExecutionPreference, OutputShape
-from ..memory import HardwareBuffer
+from ..memory import HardwareBuffer, Memory
 from ..runtime.driver_buffer import DriverBuffer
 from ..runtime.execution_limits import ExecutionContext, check_not_late
 from ..runtime.fenced_execution import FencedWork, when_signalled
@@ -48,6 +49,24 @@ class CompileTime(threading.local):
 
 
 COMPILE_TIME = CompileTime()
+
+
+@dataclass
+class PoolPlan:
+    """How the arguments of one bound request reach one executable's buffers, worked out at its first
+    execution: numpy views of the host pools it uploads from and downloads into (no array is built per
+    execution), the memory-domain buffers bound to the kernels in place, and the arguments that need
+    more than a copy (other driver buffers, hardware buffers, read-only mappings) for bind_input /
+    bind_output.  The output shapes were checked against the request's buffers when it was made."""
+
+    exe: Executable
+    output_dims: list[list[int]]
+    uploads: list = field(default_factory=list)            # (model input buffer, host bytes)
+    inputs: list = field(default_factory=list)             # (arg, pool, buffer, nbytes) for bind_input
+    inputs_in_place: list = field(default_factory=list)    # (driver buffer, model buffer, nbytes)
+    downloads: list = field(default_factory=list)          # (model output buffer, host bytes)
+    outputs: list = field(default_factory=list)            # (arg, pool, buffer, nbytes, shape) for bind_output
+    outputs_in_place: list = field(default_factory=list)   # (driver buffer, model buffer, shape)
 
 
 @dataclass
@@ -193,67 +212,106 @@ class AcceleratorPreparedModel(PreparedModel):
         return spec
 
     def _specialization_for(self, request: BoundRequest) -> Specialization:
-        values = None
-        if self._value_positions:
-            read = self.read_inputs(request, self._value_positions)
-            values = {p: read[p] for p in self._value_positions if read[p] is not None}
+        plans = request.device_plans
+        if not self._value_positions:  # the same specialisation for every run of this binding
+            spec = plans.get("specialization")
+            if spec is None:
+                spec = plans["specialization"] = self._specialization(request.shapes.inputs)
+            return spec
+        read = self.read_inputs(request, self._value_positions)
+        values = {p: read[p] for p in self._value_positions if read[p] is not None}
         return self._specialization(request.shapes.inputs, values)
 
     def _execute(self, request: BoundRequest, ctx: ExecutionContext) -> tuple[list[OutputShape], int | None]:
         spec = self._specialization_for(request)
         exe = spec.exe
-        shapes = self.check_output_sizes(request, exe.output_shapes)  # before running
+        plan = self._pool_plan(request, exe, in_place=True)  # OUTPUT_INSUFFICIENT_SIZE before running
         # Copies and launches are only enqueued (in order); the host waits once at the end.  Each host
         # wait costs a wake-up of the device's workers (for PoCL on an idle VM ~50-100 µs), so one wait
         # instead of one per copy is most of the per-execution overhead of a small model.
         with spec.lock:
-            # memory-domain buffers are bound to the kernels in place of the model's own input and
-            # output buffers (no device copy)
-            rebinds: list = []
             after: list = []  # host steps once the device is done (driver buffers marked written)
-            staged = self._bind_inputs(request, exe, rebinds)  # host arrays read by enqueued uploads
-            copied_outputs = []
-            for arg, (buffer, nbytes, shape) in zip(request.outputs, exe.outputs):
-                pool = request.pools[arg.location.pool_index]
-                if isinstance(pool, DriverBuffer) and exe.in_place_ok(buffer):
-                    rebinds.append((buffer, pool.device_output(shape)))
-                    after.append(lambda pool=pool, shape=shape: pool.commit_output(shape))
-                else:
-                    copied_outputs.append((arg, pool, buffer, nbytes, shape))
-            exe.bind_in_place(rebinds)
+            staged = self._enqueue_inputs(plan, exe, after)
             marks = self._enqueue_launches(exe, ctx)
             word = exe.enqueue_status_read()
             if word is not None:
                 self.launcher.finish()
                 exe.check_status(word)  # bad data seen by a kernel: GENERAL_FAILURE, no output delivered
-            for arg, pool, buffer, nbytes, shape in copied_outputs:
-                self.bind_output(arg, pool, buffer, nbytes, shape, blocking=False, after=after)
+            self._enqueue_outputs(plan, after)
             self.launcher.finish(self.spin_ns)
             for step in after:
                 step()
             device_ns = self._elapsed(marks) if ctx.measure else None
             del staged
-        return shapes, device_ns
+        return [OutputShape(list(dims), True) for dims in plan.output_dims], device_ns
 
-    def _bind_inputs(self, request: BoundRequest, exe: Executable, rebinds: list | None = None) -> list:
-        """Bind every given input; with ``rebinds``, a memory-domain buffer input is added there (bound to
-        the kernels in place) instead of copied; without, the kernels are bound to the model's own
-        buffers again.  Returns the host arrays enqueued uploads read."""
-        if rebinds is None:
-            exe.bind_in_place([])
-        staged = []
+    def _pool_plan(self, request: BoundRequest, exe: Executable, in_place: bool) -> PoolPlan:
+        """The PoolPlan of ``request`` on ``exe``, made at its first execution and kept with the binding.
+        ``in_place``: memory-domain buffers are bound to the kernels instead of copied."""
+        plans = request.device_plans
+        key = (id(exe), in_place)
+        plan = plans.get(key)
+        if plan is not None and plan.exe is exe:
+            return plan
+        plan = PoolPlan(exe, [s.dimensions for s in self.check_output_sizes(request, exe.output_shapes)])
         for arg, (buffer, nbytes) in zip(request.inputs, exe.inputs):
-            if arg.has_no_value:
+            if arg.has_no_value or not nbytes:
                 continue
             pool = request.pools[arg.location.pool_index]
-            if rebinds is not None and isinstance(pool, DriverBuffer) and nbytes and exe.in_place_ok(buffer):
-                src, _dims = pool.device_input()
-                if src.nbytes < nbytes:
-                    raise failure(f"driver buffer {pool.token} holds {src.nbytes} bytes, the input needs {nbytes}")
-                rebinds.append((buffer, src))
-                continue
-            staged.append(self.bind_input(arg, pool, buffer, nbytes, blocking=False))
+            if in_place and isinstance(pool, DriverBuffer) and exe.in_place_ok(buffer):
+                plan.inputs_in_place.append((pool, buffer, nbytes))
+            elif isinstance(pool, Memory) and not isinstance(pool, HardwareBuffer):
+                plan.uploads.append((buffer, np.frombuffer(pool.view(), np.uint8, nbytes, arg.location.offset)))
+            else:
+                plan.inputs.append((arg, pool, buffer, nbytes))
+        for arg, (buffer, nbytes, shape) in zip(request.outputs, exe.outputs):
+            pool = request.pools[arg.location.pool_index]
+            view = pool.view() if isinstance(pool, Memory) and not isinstance(pool, HardwareBuffer) else None
+            if in_place and isinstance(pool, DriverBuffer) and exe.in_place_ok(buffer):
+                plan.outputs_in_place.append((pool, buffer, shape))
+            elif view is not None and not view.readonly and nbytes:
+                plan.downloads.append((buffer, np.frombuffer(view, np.uint8, nbytes, arg.location.offset)))
+            else:
+                plan.outputs.append((arg, pool, buffer, nbytes, shape))
+        if len(plans) > 8:  # executables of evicted specialisations
+            plans.clear()
+        plans[key] = plan
+        return plan
+
+    def _enqueue_inputs(self, plan: PoolPlan, exe: Executable, after: list) -> list:
+        """Enqueue the uploads of ``plan``'s inputs and bind its memory-domain buffers in place (their
+        commit appended to ``after``).  Returns the host arrays other enqueued uploads read (keep them
+        alive until the device is done)."""
+        upload = self.allocator.upload
+        for buffer, data in plan.uploads:
+            upload(buffer, data, blocking=False)
+        staged = [self.bind_input(arg, pool, buffer, nbytes, blocking=False)
+                  for arg, pool, buffer, nbytes in plan.inputs]
+        rebinds = []
+        for pool, buffer, nbytes in plan.inputs_in_place:
+            src, _dims = pool.device_input()
+            if src.nbytes < nbytes:
+                raise failure(f"driver buffer {pool.token} holds {src.nbytes} bytes, the input needs {nbytes}")
+            rebinds.append((buffer, src))
+        for pool, buffer, shape in plan.outputs_in_place:
+            rebinds.append((buffer, pool.device_output(shape)))
+            after.append(functools.partial(pool.commit_output, shape))
+        exe.bind_in_place(rebinds)
         return staged
+
+    def _enqueue_outputs(self, plan: PoolPlan, after: list) -> None:
+        """Enqueue the delivery of ``plan``'s copied outputs (host steps appended to ``after``)."""
+        download = self.allocator.download
+        for buffer, out in plan.downloads:
+            download(buffer, out, blocking=False)
+        for arg, pool, buffer, nbytes, shape in plan.outputs:
+            self.bind_output(arg, pool, buffer, nbytes, shape, blocking=False, after=after)
+
+    def _bind_inputs(self, request: BoundRequest, exe: Executable) -> list:
+        """Enqueue every given input as a copy into the model's own input buffers (the kernels bound to
+        them again); returns the host arrays the enqueued uploads read."""
+        plan = self._pool_plan(request, exe, in_place=False)
+        return [*self._enqueue_inputs(plan, exe, []), plan]
 
     #: with a deadline, the launch list is enqueued in at most this many segments, the deadline checked
     #: between them (each check waits for the device: a few µs to tens of µs)
@@ -298,14 +356,13 @@ class AcceleratorPreparedModel(PreparedModel):
         try:
             spec = self._specialization_for(work.bound)
             exe = spec.exe
+            plan = self._pool_plan(work.bound, exe, in_place=False)
             after: list = []  # host steps once the device is done
             with spec.lock:
-                staged = self._bind_inputs(work.bound, exe)
+                staged = self._enqueue_inputs(plan, exe, after)
                 marks = [exe.enqueue(timed=work.ctx.measure)]
                 word = exe.enqueue_status_read()
-                for arg, (buffer, nbytes, shape) in zip(work.bound.outputs, exe.outputs):
-                    self.bind_output(arg, work.bound.pools[arg.location.pool_index], buffer, nbytes, shape,
-                                     blocking=False, after=after)
+                self._enqueue_outputs(plan, after)
                 marker = self.launcher.marker()
         except DriverError as exc:
             work.fail(exc)

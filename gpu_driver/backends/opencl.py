@@ -52,6 +52,12 @@ class OpenCLSession:
         self.lock = threading.Lock()
         self.built: dict[bytes, object] = {}
         self.pending: list = []  # events of enqueued non-blocking copies, released by finish()
+        self.last = None  # the event of the command enqueued last (what a spinning finish polls)
+        # the buffer-copy entry points cl.enqueue_copy dispatches to (half its cost per copy is that
+        # dispatch on the argument types); the public function where a pyopencl lacks them
+        raw = getattr(cl, "_cl", None)
+        self.write_buffer = getattr(raw, "_enqueue_write_buffer", None) or self._write_buffer
+        self.read_buffer = getattr(raw, "_enqueue_read_buffer", None) or self._read_buffer
         self._context = None
         self._queue = None
 
@@ -66,6 +72,12 @@ class OpenCLSession:
                     self._queue = cl.CommandQueue(ctx, self.cl_device, properties=props)
                     self._context = ctx
         return self._context
+
+    def _write_buffer(self, queue, buffer, data, is_blocking):
+        return self.cl.enqueue_copy(queue, buffer, data, is_blocking=is_blocking)
+
+    def _read_buffer(self, queue, buffer, out, is_blocking):
+        return self.cl.enqueue_copy(queue, out, buffer, is_blocking=is_blocking)
 
     @property
     def queue(self):
@@ -127,22 +139,24 @@ class OpenCLAllocator(Allocator):
 
     def _upload(self, buffer: DeviceBuffer, data: np.ndarray, blocking: bool) -> None:
         s = self.session
-        event = s.cl.enqueue_copy(s.queue, buffer.handle, data, is_blocking=blocking)
+        event = s.write_buffer(s.queue, buffer.handle, data, is_blocking=blocking)
         if not blocking:
+            s.last = event
             with s.lock:
                 s.pending.append(event)  # a dropped NannyEvent would wait for the copy right away
 
     def _download(self, buffer: DeviceBuffer, out: np.ndarray, blocking: bool) -> None:
         s = self.session
-        event = s.cl.enqueue_copy(s.queue, out, buffer.handle, is_blocking=blocking)
+        event = s.read_buffer(s.queue, buffer.handle, out, is_blocking=blocking)
         if not blocking:
+            s.last = event
             with s.lock:
                 s.pending.append(event)
 
     def copy(self, src: DeviceBuffer, dst: DeviceBuffer, nbytes: int) -> None:
         if nbytes:
             s = self.session
-            s.cl.enqueue_copy(s.queue, dst.handle, src.handle, byte_count=int(nbytes))
+            s.last = s.cl.enqueue_copy(s.queue, dst.handle, src.handle, byte_count=int(nbytes))
 
 
 class OpenCLLaunch:
@@ -196,6 +210,8 @@ class OpenCLLauncher(Launcher):
             last = enqueue(q, launch.kernel, launch.global_size, launch.local_size)
             if first is None:
                 first = last
+        if last is not None:
+            self.session.last = last
         return (first, last) if first is not None else None
 
     def elapsed_ns(self, marks) -> int | None:
@@ -209,15 +225,17 @@ class OpenCLLauncher(Launcher):
 
     def finish(self, spin_ns: int = 0) -> None:
         s = self.session
-        if spin_ns > 0:
-            cl = s.cl
-            marker = cl.enqueue_marker(s.queue)
+        last = s.last
+        if spin_ns > 0 and last is not None:
+            # poll the command enqueued last (no marker: every command costs a PoCL worker round);
+            # whatever it is, finish() below waits for the whole queue
             s.queue.flush()
-            complete = cl.command_execution_status.COMPLETE
+            complete = s.cl.command_execution_status.COMPLETE
             deadline = time.perf_counter_ns() + spin_ns
-            while marker.command_execution_status != complete and time.perf_counter_ns() < deadline:
+            while last.command_execution_status != complete and time.perf_counter_ns() < deadline:
                 pass
         s.queue.finish()
+        s.last = None
         s.pending.clear()  # the non-blocking copies' events (and the host arrays they hold) are done
 
     def rebind(self, launch: OpenCLLaunch, position: int, buffer: DeviceBuffer) -> None:

@@ -17,16 +17,10 @@ from ..hal.model import Request
 from ..hal.types import MeasureTiming, OutputShape, Timing
 from ..memory import Memory
 from .execution_limits import check_not_expired, execution_context
-from .request_binding import bind_request
+from .request_binding import bind_request, request_key
 
 if TYPE_CHECKING:
     from .prepared_model import PreparedModel
-
-
-def request_key(request: Request) -> tuple:
-    """The arguments of ``request`` as a hashable value (pools excluded)."""
-    return tuple((a.has_no_value, a.location.pool_index, a.location.offset, a.location.length, a.location.padding,
-                  tuple(a.dimensions)) for a in (*request.inputs, *request.outputs)), len(request.inputs)
 
 
 class Burst:
@@ -84,9 +78,17 @@ class Burst:
                 slots = tuple(memory_identifiers)
             except TypeError:
                 raise invalid(f"memory_identifiers must be a sequence of slots, got {memory_identifiers!r}") from None
-            key = (request_key(request), slots)
+            for slot in slots:
+                if not isinstance(slot, int) or isinstance(slot, bool):
+                    self._memory(slot)  # INVALID_ARGUMENT naming the slot
+            if not isinstance(request, Request):
+                raise invalid("request must be a gpu_driver.hal.Request")
+            args = request_key(request)
+            key = None if args is None else (args, slots)
+            bound = None
             with self._lock:
-                bound = self._bindings.get(key)
+                if key is not None:
+                    bound = self._bindings.get(key)
                 if bound is not None:
                     self._bindings.move_to_end(key)
                 else:
@@ -94,7 +96,7 @@ class Burst:
             if bound is None:
                 bound = bind_request(self.prepared_model, Request(request.inputs, request.outputs, pools))
                 with self._lock:
-                    if all(slot in self._memories for slot in slots):
+                    if key is not None and all(slot in self._memories for slot in slots):
                         self._bindings[key] = bound
                         while len(self._bindings) > self.MAX_BINDINGS:
                             self._bindings.popitem(last=False)

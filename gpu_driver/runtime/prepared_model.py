@@ -37,7 +37,7 @@ from .driver_buffer import DriverBuffer
 from .execution_limits import (ExecutionContext, check_duration, check_not_expired, check_not_late, execution_context,
                                execution_timing)
 from .fenced_execution import FencedWork, when_signalled
-from .request_binding import BoundRequest, bind_request
+from .request_binding import BindingCache, BoundRequest
 from .reusable_execution import ReusableExecution
 from .sync_fence import FencedExecutionCallback, SyncFence, check_fences
 
@@ -57,6 +57,7 @@ class PreparedModel(abc.ABC):
         self.preference = ExecutionPreference.FAST_SINGLE_ANSWER
         #: the Priority it was prepared with: orders its asynchronous work on the device
         self.priority = Priority.MEDIUM
+        self._bindings = BindingCache()  # validated bindings of the requests run lately
 
     # ---- HAL entry points --------------------------------------------------------------------------
     def execute_synchronously(self, request: Request, measure_timing: MeasureTiming = MeasureTiming.NO,
@@ -67,6 +68,12 @@ class PreparedModel(abc.ABC):
         Raises DriverError: INVALID_ARGUMENT for a bad request, OUTPUT_INSUFFICIENT_SIZE (with
         ``output_shapes``) when an output buffer is too small, MISSED_DEADLINE_* when the deadline
         passes, GENERAL_FAILURE for device trouble or bad data.
+
+        Runs in the caller's thread, outside the device's priority scheduler (as the HAL's synchronous
+        call does): the caller is blocked anyway, so a hand-off to the worker thread would only add two
+        thread switches (the asynchronous path's cost), and the device's in-order queue already
+        serialises the work.  The prepared model's priority orders only work that waits: asynchronous
+        executions and deferred fenced work.
         """
         start = time.perf_counter_ns()
         bound, ctx = self._validate_execution(request, measure_timing, deadline, loop_timeout_duration)
@@ -198,6 +205,11 @@ class PreparedModel(abc.ABC):
         raise failure(f"{type(self).__name__} cannot be cached")
 
     # ---- running a validated request -----------------------------------------------------------------
+    def bind(self, request: Request) -> BoundRequest:
+        """``request`` validated and its pools resolved (runtime.request_binding), from the cache of
+        recent bindings when it ran before."""
+        return self._bindings.bind(self, request)
+
     def run_bound(self, bound: BoundRequest, ctx: ExecutionContext, start_ns: int) -> tuple[list[OutputShape], Timing]:
         """Run a validated request; (output shapes, timing measured from ``start_ns``)."""
         shapes, device_ns = self._execute(bound, ctx)
@@ -236,7 +248,7 @@ class PreparedModel(abc.ABC):
     def _validate_execution(self, request, measure_timing, deadline,
                             loop_timeout_duration) -> tuple[BoundRequest, ExecutionContext]:
         ctx = execution_context(measure_timing, deadline, loop_timeout_duration)
-        bound = bind_request(self, request)
+        bound = self.bind(request)
         bound.begin()  # output buffers stay uninitialized unless this execution writes them
         check_not_expired(ctx.deadline_ns)
         return bound, ctx

@@ -6,9 +6,18 @@ input and output), gives buffer inputs the buffer's current shape, validates the
 turns each pool into what it names: the Memory itself, or the DriverBuffer its token resolves to.
 Everything downstream (reading inputs, writing outputs, an accelerator's pool binding) works on the
 resulting :class:`BoundRequest`.
+
+:class:`BindingCache` keeps the bindings of the requests a prepared model ran lately, keyed by value
+(:func:`request_key`) and by pool identity: an execution of the same request again (a recurrent model's
+steps, a server's fixed requests) only re-checks what can change between executions, namely that each
+pool is the same live object and that each memory-domain input buffer is initialized with the same
+dimensions.  The cache holds weak references only: it keeps no client memory or buffer alive.
 """
 from __future__ import annotations
 
+import threading
+import weakref
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -31,6 +40,9 @@ class BoundRequest:
     shapes: RequestShapes
     #: the driver buffers this request writes as outputs
     output_buffers: list[DriverBuffer] = field(default_factory=list)
+    #: what a device derives from this binding for one of its executables, kept for the binding's life
+    #: (a burst's or a reusable execution's binding runs many times)
+    device_plans: dict = field(default_factory=dict)
 
     def begin(self) -> None:
         """The execution starts: its output buffers are uninitialized until it writes them (so a failed
@@ -62,6 +74,125 @@ def bind_request(prepared_model, request: Request) -> BoundRequest:
     shapes = validate_request(checked, prepared_model.model, resolve_token=resolve)
     pools = [resolve(p) if _is_token(p) else p for p in checked.pools]
     return BoundRequest(list(checked.inputs), list(checked.outputs), pools, shapes, output_buffers)
+
+
+#: the integer types request validation accepts (bool excluded)
+_INT_TYPES = frozenset({int, *(np.dtype(c).type for c in "bBhHiIlLqQ")})
+
+
+def request_key(request: Request) -> tuple | None:
+    """The arguments of ``request`` as a hashable value (pools excluded), or None when some field is not
+    of the exact type validation accepts (such a request is never served from a cache: ``1`` and
+    ``True`` hash alike, one is a valid has_no_value and the other is not)."""
+    parts = []
+    try:
+        for a in (*request.inputs, *request.outputs):
+            loc, dims = a.location, a.dimensions
+            if type(a) is not RequestArgument or type(loc) is not DataLocation or type(a.has_no_value) is not bool \
+                    or type(dims) not in (list, tuple):
+                return None
+            entry = (loc.pool_index, loc.offset, loc.length, loc.padding, *dims)
+            for v in entry:
+                if type(v) not in _INT_TYPES:
+                    return None
+            parts.append((a.has_no_value, entry))
+        return tuple(parts), len(request.inputs)
+    except (TypeError, AttributeError):
+        return None
+
+
+@dataclass
+class _CachedBinding:
+    inputs: list[RequestArgument]
+    outputs: list[RequestArgument]
+    shapes: RequestShapes
+    pools: list[weakref.ref]                     # each pool: the Memory or the DriverBuffer it resolved to
+    tokens: list[bool]                           # per pool: named by a memory-domain token
+    output_pools: list[int]                      # pool positions of the driver buffers written as outputs
+    input_dims: list[tuple[int, tuple]]          # (pool position, dims) of each driver-buffer input
+
+
+class BindingCache:
+    """The bindings of the requests one prepared model ran lately (see the module docstring)."""
+
+    #: bindings kept (least recently used dropped first)
+    MAX_ENTRIES = 8
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._entries: OrderedDict[tuple, _CachedBinding] = OrderedDict()
+
+    def bind(self, prepared_model, request: Request) -> BoundRequest:
+        """:func:`bind_request`, served from the cache when ``request`` was bound before."""
+        key = self._key(request)
+        if key is None:
+            return bind_request(prepared_model, request)
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is not None:
+                self._entries.move_to_end(key)
+        if entry is not None:
+            bound = self._reuse(prepared_model, entry, request.pools)
+            if bound is not None:
+                return bound
+        bound = bind_request(prepared_model, request)
+        entry = self._entry(bound)
+        if entry is not None:
+            with self._lock:
+                self._entries[key] = entry
+                while len(self._entries) > self.MAX_ENTRIES:
+                    self._entries.popitem(last=False)
+        return bound
+
+    @staticmethod
+    def _key(request) -> tuple | None:
+        if type(request) is not Request or type(request.pools) not in (list, tuple):
+            return None
+        args = request_key(request)
+        if args is None:
+            return None
+        pools = []
+        for p in request.pools:
+            if _is_token(p):
+                pools.append(int(p))
+            elif isinstance(p, Memory):
+                pools.append(("memory", id(p)))
+            else:
+                return None
+        return args, tuple(pools)
+
+    @staticmethod
+    def _entry(bound: BoundRequest) -> _CachedBinding | None:
+        try:
+            refs = [weakref.ref(p) for p in bound.pools]
+        except TypeError:  # a pool kind that takes no weak reference: not cached
+            return None
+        tokens = [isinstance(p, DriverBuffer) for p in bound.pools]
+        positions = {id(p): i for i, p in enumerate(bound.pools)}
+        input_dims = []
+        for arg in bound.inputs:
+            if not arg.has_no_value and tokens[arg.location.pool_index]:
+                input_dims.append((arg.location.pool_index, tuple(arg.dimensions)))
+        return _CachedBinding(bound.inputs, bound.outputs, bound.shapes, refs, tokens,
+                              [positions[id(b)] for b in bound.output_buffers], input_dims)
+
+    @staticmethod
+    def _reuse(prepared_model, entry: _CachedBinding, request_pools) -> BoundRequest | None:
+        """The cached binding for these pools, or None when something changed (a pool is another object,
+        a token no longer names the same live buffer, an input buffer's state differs)."""
+        pools = []
+        buffers = prepared_model.device.buffers
+        for p, ref, token in zip(request_pools, entry.pools, entry.tokens):
+            obj = ref()
+            if obj is None or (buffers.get(p) if token else p) is not obj:
+                return None
+            pools.append(obj)
+        for position, dims in entry.input_dims:
+            buf = pools[position]
+            if not buf.initialized or tuple(buf.dimensions) != dims:
+                return None
+        return BoundRequest(entry.inputs, entry.outputs, pools, entry.shapes,
+                            [pools[i] for i in entry.output_pools])
 
 
 def _check_image_buffers(request: Request) -> None:

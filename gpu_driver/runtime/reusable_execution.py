@@ -3,7 +3,7 @@
 Creation validates the request and resolves its pools; :meth:`ReusableExecution.compute` and
 :meth:`ReusableExecution.compute_fenced` then run it with execute_synchronously /
 execute_fenced semantics.  A request with memory-domain pools is re-bound at every computation (its
-buffers' state is checked each time).  One computation at a time per execution object.
+buffers' state is checked each time, through the prepared model's binding cache).  One computation at a time per execution object.
 """
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ class ReusableExecution:
         if not self._busy.acquire(blocking=False):
             raise failure("the reusable execution is already computing (one computation at a time)")
         try:
-            bound = bind_request(self.prepared_model, self._request) if self._rebind else self._bound
+            bound = self.prepared_model.bind(self._request) if self._rebind else self._bound
             bound.begin()
             check_not_expired(ctx.deadline_ns)
         except BaseException:
