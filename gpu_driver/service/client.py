@@ -80,20 +80,28 @@ class Outgoing:
 
 
 class _Pending:
-    """One call waiting for its reply (a lock released by the reader thread: the cheapest hand-off)."""
+    """One call waiting for its reply: a lock released when the reply is in, or when the caller is
+    promoted to read the socket for everyone (``promoted``)."""
 
-    __slots__ = ("lock", "status", "payload")
+    __slots__ = ("lock", "status", "payload", "promoted")
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.lock.acquire()
         self.status = 0
         self.payload: Any = None
+        self.promoted = False
 
 
 class Connection:
     """A connection to a driver service; :meth:`get_devices` gives its devices as
-    :class:`~gpu_driver.runtime.device.Device` objects."""
+    :class:`~gpu_driver.runtime.device.Device` objects.
+
+    Reading the socket is one role at a time (leader/follower): a caller that finds nobody reading
+    reads until its own reply is in, delivering the others' replies on the way, then hands the role
+    to another waiting caller, or to the background reader while asynchronous or fenced completions
+    are outstanding.  A synchronous call thus costs no thread hand-off on this side.
+    """
 
     def __init__(self, path=None) -> None:
         from .remote_device import RemoteDevice
@@ -121,7 +129,11 @@ class Connection:
         self._released_handles: list[int] = []  # appended by finalizers (no lock: they run anywhere)
         self._released_pools: list[int] = []
         self._dead: str | None = None
-        self._reader = threading.Thread(target=self._read, name=f"gpu_driver client {self.path}", daemon=True)
+        self._reading = False  # someone holds the reading role
+        self._background_turn = threading.Condition(self._lock)
+        self._background_reads = False
+        self._reader = threading.Thread(target=self._background, name=f"gpu_driver client {self.path}",
+                                        daemon=True)
         self._reader.start()
         try:
             info = self.call("hello", (PROTOCOL_VERSION,))
@@ -191,7 +203,7 @@ class Connection:
         finally:
             if out is not None:
                 wire.close_fds(out.close_after)
-        pending.lock.acquire()
+        self._await(pending)
         if pending.status:
             with self._lock:
                 self._completions.pop(call_id, None)
@@ -245,33 +257,82 @@ class Connection:
                 if pool_id in sent:
                     self._pools.pop(key, None)
 
-    # ---- the reader --------------------------------------------------------------------------------------
-    def _read(self) -> None:
+    # ---- reading: one reader at a time ---------------------------------------------------------------
+    def _await(self, pending: _Pending) -> None:
+        """Wait for ``pending``'s reply, reading the socket meanwhile when nobody else does."""
+        with self._lock:
+            leader = self._dead is None and not self._reading
+            if leader:
+                self._reading = True
+        if not leader:
+            pending.lock.acquire()
+            if not pending.promoted:
+                return  # the reply (or the connection's death) is in
+            pending.promoted = False
+        while not pending.lock.acquire(blocking=False):
+            if not self._read_one():
+                break  # dead: _die gave ``pending`` its status
+        self._hand_off()
+
+    def _hand_off(self) -> None:
+        """Give the reading role to a waiting caller, else to the background reader while completions are
+        outstanding, else to nobody."""
+        with self._lock:
+            self._reading = False
+            if self._dead is not None:
+                return
+            for waiting in self._pending.values():
+                self._reading = True
+                waiting.promoted = True
+                waiting.lock.release()
+                return
+            if self._completions:
+                self._reading = self._background_reads = True
+                self._background_turn.notify()
+
+    def _background(self) -> None:
+        """Read while asynchronous or fenced completions are outstanding and no caller reads."""
         while True:
-            try:
-                message, fds = wire.recv_message(self._sock)
-            except DriverError as exc:
-                self._die(f"the driver service closed the connection ({exc.message})"
-                          if exc.status == ErrorStatus.DEAD_OBJECT else f"the driver service sent {exc.message}")
-                return
-            wire.close_fds(fds)
-            try:
-                if message[0] == "done":
-                    _, call_id, status, payload = message
-                    with self._lock:
-                        completion = self._completions.pop(call_id, None)
-                    if completion is not None:
-                        completion(status, payload)
-                    continue
-                call_id, status, payload = message
+            with self._lock:
+                self._background_turn.wait_for(lambda: self._background_reads or self._dead is not None)
+                if self._dead is not None:
+                    return
+            while True:
+                if not self._read_one():
+                    return
                 with self._lock:
-                    pending = self._pending.pop(call_id, None)
-            except (TypeError, ValueError, IndexError, KeyError):
-                self._die(f"the driver service sent a malformed message: {message!r:.200}")
-                return
-            if pending is not None:
-                pending.status, pending.payload = status, payload
-                pending.lock.release()
+                    if self._pending or not self._completions:
+                        self._background_reads = False
+                        break
+            self._hand_off()
+
+    def _read_one(self) -> bool:
+        """Read and deliver one message; False when the connection is dead."""
+        try:
+            message, fds = wire.recv_message(self._sock)
+        except DriverError as exc:
+            self._die(f"the driver service closed the connection ({exc.message})"
+                      if exc.status == ErrorStatus.DEAD_OBJECT else f"the driver service sent {exc.message}")
+            return False
+        wire.close_fds(fds)
+        try:
+            if message[0] == "done":
+                _, call_id, status, payload = message
+                with self._lock:
+                    completion = self._completions.pop(call_id, None)
+                if completion is not None:
+                    completion(status, payload)
+                return True
+            call_id, status, payload = message
+            with self._lock:
+                pending = self._pending.pop(call_id, None)
+        except (TypeError, ValueError, IndexError, KeyError):
+            self._die(f"the driver service sent a malformed message: {message!r:.200}")
+            return False
+        if pending is not None:
+            pending.status, pending.payload = status, payload
+            pending.lock.release()
+        return True
 
     def _die(self, why: str) -> None:
         """The connection is gone: fail everything pending; later calls raise DEAD_OBJECT."""
@@ -280,14 +341,18 @@ class Connection:
                 self._dead = why
             pending, self._pending = self._pending, {}
             completions, self._completions = self._completions, {}
+            payload = (self._dead, ())
+            for p in pending.values():
+                p.status, p.payload = int(ErrorStatus.DEAD_OBJECT), payload
+                if p.promoted:  # woken already to read: it finds the status instead
+                    p.promoted = False
+                else:
+                    p.lock.release()
+            self._background_turn.notify()
         try:
             self._sock.shutdown(socket.SHUT_RDWR)
         except OSError:
             pass
-        payload = (self._dead, ())
-        for p in pending.values():
-            p.status, p.payload = int(ErrorStatus.DEAD_OBJECT), payload
-            p.lock.release()
         for completion in completions.values():
             completion(int(ErrorStatus.DEAD_OBJECT), payload)
 

@@ -29,6 +29,7 @@ MAX_MESSAGE_BYTES = 1 << 30
 MAX_FDS = 253
 _FD_SIZE = array.array("i").itemsize
 _ANCILLARY = socket.CMSG_SPACE(MAX_FDS * _FD_SIZE)
+_SOL_SOCKET, _SCM_RIGHTS, _MSG_CTRUNC = int(socket.SOL_SOCKET), int(socket.SCM_RIGHTS), int(socket.MSG_CTRUNC)
 
 
 def dead(message: str) -> DriverError:
@@ -85,10 +86,10 @@ def _recv_exact(sock: socket.socket, n: int, fds: list[int], at_boundary: bool) 
         except OSError as exc:
             raise dead(f"the connection is broken ({exc.strerror or exc})") from None
         for level, kind, payload in ancdata:
-            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            if level == _SOL_SOCKET and kind == _SCM_RIGHTS:
                 usable = len(payload) - len(payload) % _FD_SIZE
                 fds.extend(array.array("i", payload[:usable]))
-        if flags & socket.MSG_CTRUNC:
+        if flags & _MSG_CTRUNC:
             raise invalid(f"a message carried more than {MAX_FDS} file descriptors")
         if not data:
             if at_boundary and got == 0:
