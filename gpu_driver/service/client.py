@@ -132,6 +132,7 @@ class Connection:
         self._reading = False  # someone holds the reading role
         self._background_turn = threading.Condition(self._lock)
         self._background_reads = False
+        self._receiver = wire.Receiver(self._sock)
         self._reader = threading.Thread(target=self._background, name=f"gpu_driver client {self.path}",
                                         daemon=True)
         self._reader.start()
@@ -309,7 +310,7 @@ class Connection:
     def _read_one(self) -> bool:
         """Read and deliver one message; False when the connection is dead."""
         try:
-            message, fds = wire.recv_message(self._sock)
+            message, fds = self._receiver.recv()
         except DriverError as exc:
             self._die(f"the driver service closed the connection ({exc.message})"
                       if exc.status == ErrorStatus.DEAD_OBJECT else f"the driver service sent {exc.message}")

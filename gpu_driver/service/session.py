@@ -151,10 +151,11 @@ class Session:
 
     # ---- the connection ----------------------------------------------------------------------------------
     def run(self) -> None:
+        receiver = wire.Receiver(self.sock, self.limits.max_message_bytes)
         try:
             while True:
                 try:
-                    message, fds = wire.recv_message(self.sock, self.limits.max_message_bytes)
+                    message, fds = receiver.recv()
                 except DriverError as exc:
                     if exc.status != ErrorStatus.DEAD_OBJECT:
                         log.warning("client %s: %s; closing its connection", self.peer, exc.message)

@@ -77,51 +77,84 @@ def send_message(sock: socket.socket, obj: Any, fds: Sequence[int] = (), max_byt
     send_frame(sock, encode(obj, max_bytes), fds)
 
 
-def _recv_exact(sock: socket.socket, n: int, fds: list[int], at_boundary: bool) -> bytes:
-    """Exactly ``n`` bytes (collecting any descriptors into ``fds``)."""
-    chunks, got = [], 0
-    while got < n:
-        try:
-            data, ancdata, flags, _addr = sock.recvmsg(n - got, _ANCILLARY)
-        except OSError as exc:
-            raise dead(f"the connection is broken ({exc.strerror or exc})") from None
-        for level, kind, payload in ancdata:
-            if level == _SOL_SOCKET and kind == _SCM_RIGHTS:
-                usable = len(payload) - len(payload) % _FD_SIZE
-                fds.extend(array.array("i", payload[:usable]))
-        if flags & _MSG_CTRUNC:
-            raise invalid(f"a message carried more than {MAX_FDS} file descriptors")
-        if not data:
-            if at_boundary and got == 0:
-                raise dead("the peer closed the connection")
-            raise invalid(f"truncated message: the connection closed after {got} of {n} bytes")
-        chunks.append(data)
-        got += len(data)
-    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+class Receiver:
+    """Reads the messages of one socket.
 
+    ``greedy`` (what server and client use): each read takes whatever has arrived (at least the rest of
+    the current message), so a small message costs one system call; bytes beyond the message wait
+    for the next one.  A read that brings descriptors ends with the first segment of the message
+    they were sent with (the kernel stops a stream read after a segment that carries descriptors,
+    and they travel with a message's first bytes), so they belong to the message holding the read's
+    last byte.  Not greedy: reads never go past the current message (for a socket read elsewhere too).
+    """
+
+    CHUNK = 65536
+
+    def __init__(self, sock: socket.socket, max_bytes: int = MAX_MESSAGE_BYTES, greedy: bool = True) -> None:
+        self.sock = sock
+        self.max_bytes = max_bytes
+        self.greedy = greedy
+        self._buf = bytearray()
+        self._start = 0  # stream offset of _buf[0]
+        self._fds: list[tuple[int, list[int]]] = []  # (stream offset of the read's last byte, its descriptors)
+
+    def _fill(self, n: int, at_boundary: bool) -> None:
+        """Read until at least ``n`` bytes are buffered."""
+        while len(self._buf) < n:
+            want = n - len(self._buf)
+            try:
+                data, ancdata, flags, _addr = self.sock.recvmsg(max(want, self.CHUNK) if self.greedy else want,
+                                                                _ANCILLARY)
+            except OSError as exc:
+                raise dead(f"the connection is broken ({exc.strerror or exc})") from None
+            fds: list[int] = []
+            for level, kind, payload in ancdata:
+                if level == _SOL_SOCKET and kind == _SCM_RIGHTS:
+                    fds.extend(array.array("i", payload[:len(payload) - len(payload) % _FD_SIZE]))
+            if fds:
+                self._fds.append((self._start + len(self._buf) + max(len(data), 1) - 1, fds))
+            if flags & _MSG_CTRUNC:
+                raise invalid(f"a message carried more than {MAX_FDS} file descriptors")
+            if not data:
+                if at_boundary and not self._buf:
+                    raise dead("the peer closed the connection")
+                raise invalid(f"truncated message: the connection closed after {len(self._buf)} of {n} bytes")
+            self._buf += data
+
+    def recv(self) -> tuple[Any, list[int]]:
+        """The next message and the descriptors that came with it.
+
+        DEAD_OBJECT when the peer closed the connection between messages; INVALID_ARGUMENT (every
+        descriptor received closed) for a truncated, oversized or undecodable message: the stream
+        cannot be trusted after that, the caller closes the connection.
+        """
+        try:
+            self._fill(HEADER.size, at_boundary=True)
+            (length,) = HEADER.unpack_from(self._buf)
+            if length > self.max_bytes:
+                raise invalid(f"message of {length} bytes exceeds the limit of {self.max_bytes} bytes")
+            size = HEADER.size + length
+            self._fill(size, at_boundary=False)
+            with memoryview(self._buf) as view:
+                try:
+                    obj = msgpack.unpackb(view[HEADER.size:size], raw=False, use_list=False, strict_map_key=True)
+                except Exception as exc:  # msgpack raises many kinds (ValueError, ExtraData, StackError, …)
+                    raise invalid(f"malformed message ({type(exc).__name__}: {exc})") from None
+        except BaseException:
+            close_fds([fd for _, fds in self._fds for fd in fds])
+            self._fds = []
+            raise
+        del self._buf[:size]
+        end = self._start = self._start + size
+        mine: list[int] = []
+        while self._fds and self._fds[0][0] < end:
+            mine.extend(self._fds.pop(0)[1])
+        return obj, mine
 
 
 def recv_message(sock: socket.socket, max_bytes: int = MAX_MESSAGE_BYTES) -> tuple[Any, list[int]]:
-    """The next message and the descriptors that came with it.
-
-    DEAD_OBJECT when the peer closed the connection between messages; INVALID_ARGUMENT (descriptors
-    closed) for a truncated, oversized or undecodable message — the stream cannot be trusted after
-    that, so the caller closes the connection.
-    """
-    fds: list[int] = []
-    try:
-        (length,) = HEADER.unpack(_recv_exact(sock, HEADER.size, fds, at_boundary=True))
-        if length > max_bytes:
-            raise invalid(f"message of {length} bytes exceeds the limit of {max_bytes} bytes")
-        body = _recv_exact(sock, length, fds, at_boundary=False)
-        try:
-            obj = msgpack.unpackb(body, raw=False, use_list=False, strict_map_key=True)
-        except Exception as exc:  # msgpack raises many kinds (ValueError, ExtraData, StackError, …)
-            raise invalid(f"malformed message ({type(exc).__name__}: {exc})") from None
-    except BaseException:
-        close_fds(fds)
-        raise
-    return obj, fds
+    """The next message of ``sock`` and its descriptors, reading no further (see :class:`Receiver`)."""
+    return Receiver(sock, max_bytes, greedy=False).recv()
 
 
 # ---- values that cross the wire --------------------------------------------------------------------------

@@ -122,3 +122,22 @@ def test_too_many_descriptors_are_refused(pair):
     with pytest.raises(DriverError) as err:
         wire.send_message(a, ("x",), [0] * (wire.MAX_FDS + 1))
     assert err.value.status == ErrorStatus.INVALID_ARGUMENT
+
+
+def test_greedy_receiver_keeps_descriptors_with_their_messages(pair):
+    """Messages that arrive together are read at once; each keeps its own descriptors."""
+    a, b = pair
+    mems = [SharedMemory(4096 * (i + 1)) for i in range(4)]
+    sent = [(("a",), [mems[0]]), (("b",), []), (("c",), [mems[1], mems[2]]), (("d", b"x" * 100_000), []),
+            (("e",), [mems[3]])]
+    import threading
+    t = threading.Thread(target=lambda: [wire.send_message(a, m, [fd for mem in ms for fd in mem.fds()])
+                                         for m, ms in sent])
+    t.start()
+    receiver = wire.Receiver(b)
+    for message, memories in sent:
+        got, fds = receiver.recv()
+        assert got == message
+        assert [os.fstat(fd).st_size for fd in fds] == [m.size for m in memories]
+        wire.close_fds(fds)
+    t.join()
