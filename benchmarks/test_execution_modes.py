@@ -5,7 +5,9 @@ executions, each waiting on the previous one.
 Two workloads, one pytest-benchmark group each:
 
 * ``execution-modes-add16``: the one-ADD model of ``gpu_driver.zoo.add_model`` (16 floats), against the
-  same work in bare PyOpenCL with one host wait (the floor of this design, test_overhead's kernel) and
+  same work in bare PyOpenCL with one host wait (the floor of this design: two copies in, the kernel,
+  one copy out; test_overhead's kernel) waited for with ``queue.finish`` and with ``wait_for_events``,
+  the bare kernel alone (the floor of a design without copies), and
   ONNX Runtime's ``session.run`` of a one-Add ONNX model (CPUExecutionProvider, 2 intra-op threads;
   skipped without ``onnx`` and ``onnxruntime``).  Goal: burst and reusable ≤ 30 µs median.
 * ``execution-modes-mobilenet_v2``: MobileNet v2 (1.0, 224×224, float32, zoo weights): sync, burst, and a
@@ -99,22 +101,46 @@ def test_add16_mode(benchmark, mode, add16):
     _pedantic(benchmark, ADD_GROUP, mode, fn, ADD_ROUNDS // per_round, per_round)
 
 
-def _bare_run(pocl):
-    """The one-ADD work in bare PyOpenCL: non-blocking copies in, the kernel, the copy out, one host wait."""
+def _bare_run(pocl, wait="finish"):
+    """The one-ADD work in bare PyOpenCL: non-blocking copies in, the kernel, the copy out, one host wait
+    (``wait``: ``"finish"`` = queue.finish, ``"events"`` = cl.wait_for_events on the last copy).  The
+    copies' events are kept until the wait: dropping a host copy's NannyEvent waits for that copy."""
     import pyopencl as cl
     q, k, A, B, O, a, out = _bare_add(pocl)
 
     def run():
-        for dst, src in ((A, a), (B, a)):
-            cl.enqueue_copy(q, dst, src, is_blocking=False)
+        events = [cl.enqueue_copy(q, dst, src, is_blocking=False) for dst, src in ((A, a), (B, a))]
         cl.enqueue_nd_range_kernel(q, k, (16,), None)
-        cl.enqueue_copy(q, out, O, is_blocking=False)
-        q.finish()
+        events.append(cl.enqueue_copy(q, out, O, is_blocking=False))
+        if wait == "finish":
+            q.finish()
+        else:
+            cl.wait_for_events(events[-1:])
     return run
 
 
-def test_add16_bare_pyopencl(benchmark, pocl):
-    _pedantic(benchmark, ADD_GROUP, "bare pyopencl, one wait", _bare_run(pocl), ADD_ROUNDS)
+def _bare_kernel_only(pocl):
+    """Bare PyOpenCL, the kernel alone and one wait: what a design without copies (pools the kernels
+    read and write in place) could reach."""
+    import pyopencl as cl
+    q, k, *buffers = _bare_add(pocl)
+
+    def run():
+        cl.enqueue_nd_range_kernel(q, k, (16,), None)
+        q.finish()
+    run.buffers = buffers  # the kernel's arguments live as long as it runs
+    return run
+
+
+#: the bare-PyOpenCL peers: (mode name, factory)
+BARE_MODES = {"bare pyopencl, one wait": _bare_run,
+              "bare pyopencl, one wait_for_events": lambda pocl: _bare_run(pocl, "events"),
+              "bare pyopencl, kernel only": _bare_kernel_only}
+
+
+@pytest.mark.parametrize("mode", list(BARE_MODES))
+def test_add16_bare_pyopencl(benchmark, pocl, mode):
+    _pedantic(benchmark, ADD_GROUP, mode, BARE_MODES[mode](pocl), ADD_ROUNDS)
 
 
 def _onnx_add16():
@@ -154,7 +180,7 @@ def test_add16_alternating(benchmark, pocl, add16):
 
     modes = {m: _mode(m, *add16, ADD_CHAIN) for m in ("sync", "async", "burst", "reusable", "fenced",
                                                        f"fenced chain of {ADD_CHAIN}")}
-    modes["bare pyopencl, one wait"] = (_bare_run(pocl), 1)
+    modes.update({name: (make(pocl), 1) for name, make in BARE_MODES.items()})
     try:
         modes["onnxruntime session.run"] = (_onnx_add16()[0], 1)
     except pytest.skip.Exception:

@@ -94,7 +94,8 @@ class AcceleratorPreparedModel(PreparedModel):
 
     #: how long an execution polls for completion before blocking (see Launcher.finish), per
     #: ExecutionPreference: LOW_POWER never busy-waits; otherwise up to 200 µs, which hides the
-    #: wake-up of a blocked host thread for small models and is noise for large ones
+    #: wake-up of a blocked host thread for small models and is noise for large ones (a device that
+    #: computes on the host's own cores, PoCL's, never polls: the poll would take a core from it)
     SPIN_NS = {ExecutionPreference.LOW_POWER: 0, ExecutionPreference.FAST_SINGLE_ANSWER: 200_000,
                ExecutionPreference.SUSTAINED_SPEED: 200_000}
 
