@@ -19,7 +19,16 @@ drift the machine had between tests; compare rows within a group (the medians), 
 of a few percent as noise.  A ``fenced chain of N`` row times N executions per round: its per-execution
 time is its median ÷ N, stored as ``extra_info["per_execution_us"]`` (``executions_per_round`` = N).
 ``extra_info["mode"]`` names the mode of every row.
+
+With benchmarking enabled, the last test writes ``benchmarks/results/<date>-execution-modes.md``
+(every table from this run, the machine, the versions and the load average before and after):
+``python -m pytest benchmarks/test_execution_modes.py -p no:cacheprovider --benchmark-json=...``.
 """
+import datetime
+import os
+import subprocess
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -33,6 +42,13 @@ from benchmarks.test_overhead import _bare_add, _request
 ADD_GROUP, MOBILENET_GROUP = "execution-modes-add16", "execution-modes-mobilenet_v2"
 ADD_ROUNDS, ADD_CHAIN = 2000, 3
 MOBILENET_ROUNDS, MOBILENET_CHAIN = 100, 4
+GOAL_US = 30.0  # burst and reusable executions of the one-ADD model, median per execution
+RESULTS = Path(__file__).parent / "results"
+
+#: what this run measured, for the results file: group -> mode -> (median per round µs, executions per round)
+MEASURED: dict[str, dict[str, tuple[float, int]]] = {}
+ALTERNATING: dict[str, float] = {}   # mode -> median µs per execution, all modes interleaved
+RUN_INFO: dict[str, str] = {"load_before": ", ".join(f"{x:.2f}" for x in os.getloadavg())}
 
 
 def _pedantic(benchmark, group, mode, fn, rounds, per_round=1):
@@ -43,6 +59,7 @@ def _pedantic(benchmark, group, mode, fn, rounds, per_round=1):
     benchmark.pedantic(fn, rounds=rounds, iterations=1, warmup_rounds=max(rounds // 40, 2))
     if benchmark.stats is not None:  # None under --benchmark-disable
         benchmark.extra_info["per_execution_us"] = benchmark.stats.stats.median / per_round * 1e6
+        MEASURED.setdefault(group, {})[mode] = (benchmark.stats.stats.median * 1e6, per_round)
 
 
 def _fenced_chain(pm, request, n):
@@ -167,6 +184,7 @@ def test_add16_onnxruntime(benchmark):
     run, version = _onnx_add16()
     _pedantic(benchmark, ADD_GROUP, "onnxruntime session.run", run, ADD_ROUNDS)
     benchmark.extra_info["onnxruntime"] = version
+    RUN_INFO["onnxruntime"] = version
 
 
 ALTERNATING_ROUNDS = 1000
@@ -201,6 +219,8 @@ def test_add16_alternating(benchmark, pocl, add16):
     benchmark.group = ADD_GROUP + "-alternating"
     benchmark.pedantic(one_round, rounds=ALTERNATING_ROUNDS, iterations=1, warmup_rounds=20)
     medians = {n: float(np.median(v)) for n, v in times.items()}
+    if not benchmark.disabled:
+        ALTERNATING.update(medians)
     benchmark.extra_info["median_us"] = medians
     benchmark.extra_info["ratio_to_sync"] = {n: m / medians["sync"] for n, m in medians.items()}
 
@@ -226,3 +246,70 @@ def mobilenet(pocl):
 def test_mobilenet_v2_mode(benchmark, mode, mobilenet):
     fn, per_round = _mode(mode, *mobilenet, MOBILENET_CHAIN)
     _pedantic(benchmark, MOBILENET_GROUP, mode, fn, MOBILENET_ROUNDS // per_round, per_round)
+
+
+# ---- the results file -------------------------------------------------------------------------------
+def _machine() -> str:
+    try:
+        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return next((line.split(":", 1)[1].strip() for line in out.splitlines() if line.startswith("Model name:")),
+                "unknown")
+
+
+def _per_mode_table(rows: dict[str, tuple[float, int]], floor: str | None) -> list[str]:
+    sync = rows.get("sync", (None, 1))[0]
+    base = rows.get(floor, (None, 1))[0] if floor else None
+    lines = ["| mode | median per round (µs) | executions per round | per execution (µs) | ÷ sync |"
+             + (" ÷ bare floor |" if base else ""),
+             "|---|---|---|---|---|" + ("---|" if base else "")]
+    for mode, (median, per_round) in rows.items():
+        per = median / per_round
+        lines.append(f"| {mode} | {median:.3f} | {per_round} | {per:.3f} | "
+                     + (f"{per / sync:.2f}" if sync else "–") + " |" + (f" {per / base:.2f} |" if base else ""))
+    return lines
+
+
+def test_write_results(pocl):
+    """Write this run's tables to benchmarks/results/<date>-execution-modes.md (benchmarking enabled)."""
+    if not MEASURED:
+        pytest.skip("nothing measured (benchmarks disabled or deselected)")
+    import pyopencl as cl
+    today = datetime.date.today().isoformat()
+    load_after = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    floor = "bare pyopencl, one wait"
+    lines = [f"# Execution modes on PoCL, {today}", "",
+             f"- machine: {_machine()} (`lscpu`), {os.cpu_count()} CPUs; load average (1, 5, 15 min) "
+             f"before {RUN_INFO['load_before']}, after {load_after}",
+             f"- device: {pocl.name} — {pocl.backend.device_name} (pyopencl {cl.VERSION_TEXT})",
+             f"- onnxruntime {RUN_INFO.get('onnxruntime', 'not installed')} (CPUExecutionProvider, 2 intra-op threads)",
+             "- command: `python -m pytest benchmarks/test_execution_modes.py -p no:cacheprovider "
+             "--benchmark-json=benchmarks/results/<date>-execution-modes.json` (this file is written by its "
+             "last test)", ""]
+    add = MEASURED.get(ADD_GROUP, {})
+    if add:
+        lines += ["## One ADD of 16 floats, each mode timed in its own benchmark (one after the other)", "",
+                  *_per_mode_table(add, floor if floor in add else None), ""]
+        verdicts = [f"{m} {add[m][0]:.1f} µs" for m in ("burst", "reusable") if m in add]
+        met = all(add[m][0] <= GOAL_US for m in ("burst", "reusable") if m in add)
+        lines += [f"Goal: burst and reusable ≤ {GOAL_US:.0f} µs median per execution: {', '.join(verdicts)} — "
+                  + ("**met**." if met else "**not met**.")
+                  + (f"  The floor of this design (two copies in, the kernel, one copy out, one wait, in bare "
+                     f"PyOpenCL) is {add[floor][0]:.1f} µs" if floor in add else "")
+                  + (f"; the bare kernel alone with one wait {add['bare pyopencl, kernel only'][0]:.1f} µs."
+                     if "bare pyopencl, kernel only" in add else "."), ""]
+    if ALTERNATING:
+        sync = ALTERNATING.get("sync")
+        lines += [f"## The same, alternating: every mode once per round, the order rotating "
+                  f"({ALTERNATING_ROUNDS} rounds)", "", "| mode | median per execution (µs) | ÷ sync |", "|---|---|---|"]
+        lines += [f"| {m} | {v:.3f} | " + (f"{v / sync:.2f}" if sync else "–") + " |" for m, v in ALTERNATING.items()]
+        lines += [""]
+    mobile = MEASURED.get(MOBILENET_GROUP, {})
+    if mobile:
+        lines += ["## MobileNet v2 (float32, zoo weights)", "", *_per_mode_table(mobile, None), ""]
+    lines += ["Reading: a mode timed in its own benchmark runs back to back, so PoCL's worker threads are still",
+              "awake at the next submission; interleaved with other work (the alternating table) every",
+              "submission pays their wake-up, bare PyOpenCL included.  Compare rows within one table.", ""]
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / f"{today}-execution-modes.md").write_text("\n".join(lines))
