@@ -43,6 +43,10 @@ POOL_MEMORY, POOL_TOKEN = 0, 1
 FENCE_HANDLE, FENCE_EVENTFD, FENCE_FAILED = 0, 1, 2
 
 
+#: notifications queued for a client that does not read them before its connection is closed
+MAX_UNSENT_NOTIFICATIONS = 10000
+
+
 @dataclass(frozen=True)
 class Limits:
     """Per-client limits (``serve(..., limits=Limits(...))``); exceeding one is
@@ -131,6 +135,11 @@ class Session:
         self.sock = sock
         self.peer = peer
         self._send_lock = threading.Lock()
+        # notifications (execution done) wait here for the session's writer thread, so the device's
+        # threads that finish executions never block on a client that does not read its socket
+        self._outbox: list[tuple] = []
+        self._outbox_ready = threading.Condition(threading.Lock())
+        self._writer: threading.Thread | None = None
         self._state_lock = threading.Lock()
         self._closed = False
         self._greeted = False
@@ -232,12 +241,15 @@ class Session:
             self.pools = {}
             self.buffer_bytes = {}
             client_fences, self._client_fences = self._client_fences, []
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)  # also wakes a send blocked on a client that does not read
+        except OSError:
+            pass
         with self._send_lock:
-            try:
-                self.sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
             self.sock.close()
+        with self._outbox_ready:
+            self._outbox.clear()
+            self._outbox_ready.notify()
         self.server.relay.abandon(client_fences, f"client {self.peer} disconnected")
         log.info("client %s disconnected; released %d handle(s)", self.peer, len(handles))
         handles.clear()
@@ -328,7 +340,30 @@ class Session:
         return fences
 
     def _notify(self, call_id: int, status: int, payload) -> None:
-        self.send(("done", call_id, status, payload))
+        """Queue an execution's ``done`` notification for the writer thread (never blocks)."""
+        with self._outbox_ready:
+            if self._closed:
+                return
+            if len(self._outbox) >= MAX_UNSENT_NOTIFICATIONS:
+                log.warning("client %s does not read its notifications; closing its connection", self.peer)
+                threading.Thread(target=self.close, daemon=True).start()
+                return
+            self._outbox.append(("done", call_id, status, payload))
+            if self._writer is None:
+                self._writer = threading.Thread(target=self._write_notifications, daemon=True,
+                                                name=f"gpu_driver session {self.peer} writer")
+                self._writer.start()
+            self._outbox_ready.notify()
+
+    def _write_notifications(self) -> None:
+        while True:
+            with self._outbox_ready:
+                self._outbox_ready.wait_for(lambda: self._outbox or self._closed)
+                if self._closed:
+                    return
+                message = self._outbox.pop(0)
+            if not self.send(message):
+                return
 
     def _notify_fence(self, call_id: int, callback: FencedExecutionCallback) -> None:
         try:

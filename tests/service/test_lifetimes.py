@@ -232,3 +232,45 @@ def test_a_call_before_hello_is_refused(server):
     (_, status, _), _ = wire.recv_message(sock)
     assert status == ErrorStatus.INVALID_ARGUMENT
     sock.close()
+
+
+def test_a_client_that_does_not_read_does_not_stop_the_device(server, remote):
+    """A client floods asynchronous executions and never reads its socket: its notifications wait in
+    its own session, the device's worker thread goes on, other clients' executions complete."""
+    import socket as socket_module
+
+    from gpu_driver.service import wire
+
+    from .test_wire_fuzz import _real_calls
+
+    calls, owners = _real_calls()
+    sock = socket_module.socket(socket_module.AF_UNIX, socket_module.SOCK_STREAM)
+    sock.connect(str(server.path))
+    sock.settimeout(20)
+    receiver = wire.Receiver(sock)
+    wire.send_message(sock, (1, "hello", (PROTOCOL_VERSION,)))
+    receiver.recv()
+    for call_id, (method, args, fds) in enumerate(calls[:2], start=2):  # prepare; execute (sends the pools)
+        wire.send_message(sock, (call_id, method, args), fds)
+        assert receiver.recv()[0][:2] == (call_id, 0)
+    _, execute_args, _ = calls[1]
+    flood_args = execute_args[:3] + ((),) + execute_args[4:]  # the pools are on the server already
+
+    def flood():
+        try:
+            for call_id in range(100, 100_000):
+                wire.send_message(sock, (call_id, "execute_async", flood_args))
+        except DriverError:
+            pass  # the socket was closed at the end of the test
+
+    flooder = threading.Thread(target=flood, daemon=True)
+    flooder.start()
+    time.sleep(1.0)  # its buffers fill up
+    prepared = remote.get_device("reference").prepare_model(add_request_model())
+    _, _, a, b = _pools()
+    for _ in range(3):
+        prepared.execute_asynchronously(_add(a, b, SharedMemory(64))).result(timeout=20)
+    sock.shutdown(socket_module.SHUT_RDWR)
+    sock.close()
+    flooder.join(10)
+    del owners
