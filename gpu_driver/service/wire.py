@@ -23,8 +23,9 @@ from ..errors import DriverError, invalid
 from ..hal.types import ErrorStatus
 
 HEADER = struct.Struct("<I")
-#: the largest message body accepted or sent by default (models carry their constants inline)
-MAX_MESSAGE_BYTES = 1 << 30
+#: the largest message body accepted or sent by default (a model's small constants travel inline, its pools
+#: as descriptors)
+MAX_MESSAGE_BYTES = 256 << 20
 #: the most descriptors one message may carry (the kernel's SCM_MAX_FD)
 MAX_FDS = 253
 _FD_SIZE = array.array("i").itemsize

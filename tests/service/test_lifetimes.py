@@ -274,3 +274,22 @@ def test_a_client_that_does_not_read_does_not_stop_the_device(server, remote):
     sock.close()
     flooder.join(10)
     del owners
+
+
+@pytest.mark.xfail(strict=True, reason="a client can shrink a pool's memfd after sending it; the server's mapping "
+                                       "then faults (SIGBUS). Needs SharedMemory created sealable with "
+                                       "F_SEAL_SHRINK and the server refusing unsealed descriptors")
+def test_a_client_shrinking_its_pool_does_not_kill_the_server(spawn_server):
+    proc, path = spawn_server()
+    with gd.connect(path) as conn:
+        prepared = conn.get_device("reference").prepare_model(add_request_model())
+        _, _, a, b = _pools()
+        out = SharedMemory(64)
+        prepared.execute_synchronously(_add(a, b, out))
+        os.ftruncate(a.fds()[0], 0)
+        try:
+            prepared.execute_synchronously(_add(a, b, out))
+        except DriverError:
+            pass
+    time.sleep(0.5)
+    assert proc.poll() is None, f"the server died ({proc.returncode})"

@@ -165,3 +165,38 @@ def test_prepare_from_the_clients_cache_files(remote, tmp_path):
 
 def test_no_server_is_device_unavailable(socket_dir):
     assert _status(lambda: gd.connect(socket_dir / "nobody.sock")) == ErrorStatus.DEVICE_UNAVAILABLE
+
+
+def test_memory_without_a_descriptor_is_refused(device_pair):
+    local, remote = device_pair
+    if local.name == "reference":
+        pytest.skip("the reference device's hardware buffers are host memory")
+    prepared = remote.prepare_model(add_request_model())
+    request, _ = _add_request()
+    resident = gd.HardwareBuffer.blob(64, device=local)  # lives in the local device's memory
+    on_device = Request(request.inputs, request.outputs, [request.pools[0], resident])
+    with pytest.raises(DriverError) as err:
+        prepared.execute_synchronously(on_device)
+    assert err.value.status == ErrorStatus.INVALID_ARGUMENT and "file descriptor" in err.value.message
+
+
+def test_default_socket_path(monkeypatch, tmp_path):
+    from gpu_driver.service import default_socket_path
+
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
+    assert default_socket_path() == tmp_path / "gpu_driver.sock"
+    monkeypatch.delenv("XDG_RUNTIME_DIR")
+    monkeypatch.setenv("GPU_DRIVER_STATE_DIR", str(tmp_path / "state"))
+    assert default_socket_path() == tmp_path / "state" / "gpu_driver.sock"
+
+
+def test_serve_command_stops_cleanly_on_sigterm(spawn_server):
+    import signal
+
+    proc, path = spawn_server()
+    with gd.connect(path) as conn:
+        assert [d.name for d in conn.get_devices()][0] == "reference"
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(20) == 0
+    assert not path.exists()  # the socket is removed
+    assert b"serving" in proc.stderr.read()  # it logs
