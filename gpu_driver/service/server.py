@@ -15,6 +15,7 @@ import socket
 import stat
 import struct
 import threading
+import time
 from pathlib import Path
 from typing import Iterable, Sequence
 
@@ -130,9 +131,11 @@ class Server:
         while not self._closed.is_set():
             try:
                 conn, _ = self._listener.accept()
-            except OSError:
+            except OSError as exc:
                 if self._closed.is_set():
                     return
+                log.warning("accept failed: %s", exc)  # e.g. out of descriptors: try again shortly
+                time.sleep(0.1)
                 continue
             self._admit(conn)
 

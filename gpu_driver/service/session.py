@@ -30,7 +30,7 @@ from ..runtime.burst import Burst
 from ..runtime.driver_buffer import DriverBuffer
 from ..runtime.prepared_model import PreparedModel
 from ..runtime.reusable_execution import ReusableExecution
-from ..runtime.sync_fence import FencedExecutionCallback, SyncFence
+from ..runtime.sync_fence import FencedExecutionCallback, FenceState, SyncFence
 from . import codec, wire
 from .codec import check_int, check_optional_int, check_seq
 
@@ -60,6 +60,8 @@ class Limits:
     max_pools: int = 4096
     #: handles of every kind alive at once (bursts, executions, fences, …)
     max_handles: int = 65536
+    #: the client's own fences (eventfds) that the server waits for at once
+    max_client_fences: int = 256
     #: the largest message accepted
     max_message_bytes: int = wire.MAX_MESSAGE_BYTES
 
@@ -326,9 +328,12 @@ class Session:
             if kind == FENCE_HANDLE:
                 fences.append(self._get(value, SyncFence, "fence"))
             elif kind == FENCE_EVENTFD:
-                fence = self.server.relay.watch(fds.claim(value))
                 with self._state_lock:
-                    self._client_fences = [f for f in self._client_fences if f.get_state().value == 0]
+                    self._client_fences = [f for f in self._client_fences if f.get_state() is FenceState.ACTIVE]
+                    if len(self._client_fences) >= self.limits.max_client_fences:
+                        raise exhausted(f"per-client limit of {self.limits.max_client_fences} waited-for client "
+                                        "fences reached")
+                    fence = self.server.relay.watch(fds.claim(value))
                     self._client_fences.append(fence)
                 fences.append(fence)
             elif kind == FENCE_FAILED:

@@ -293,3 +293,21 @@ def test_a_client_shrinking_its_pool_does_not_kill_the_server(spawn_server):
             pass
     time.sleep(0.5)
     assert proc.poll() is None, f"the server died ({proc.returncode})"
+
+
+def test_waited_for_client_fences_are_limited(make_server):
+    server = make_server(max_client_fences=2)
+    with gd.connect(server.path) as conn:
+        prepared = conn.get_device("reference").prepare_model(add_request_model())
+        _, _, a, b = _pools()
+        gates = [SyncFence() for _ in range(3)]
+        fences = [prepared.execute_fenced(_add(a, b, SharedMemory(64)), [g])[0] for g in gates[:2]]
+        with pytest.raises(DriverError) as err:
+            prepared.execute_fenced(_add(a, b, SharedMemory(64)), [gates[2]])
+        assert err.value.status == ErrorStatus.RESOURCE_EXHAUSTED_PERSISTENT
+        gates[0].signal()
+        assert fences[0].wait(10) is FenceState.SIGNALED
+        fence, _ = prepared.execute_fenced(_add(a, b, SharedMemory(64)), [gates[2]])  # a place is free again
+        gates[1].signal()
+        gates[2].signal()
+        assert fence.wait(10) is FenceState.SIGNALED
