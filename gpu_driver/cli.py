@@ -352,6 +352,9 @@ def main(argv=None) -> int:
     serve_cmd.add_argument("--socket", metavar="PATH", help="the socket to listen on (default: "
                                                             "$XDG_RUNTIME_DIR/gpu_driver.sock, else in the state dir)")
     serve_cmd.add_argument("--devices", nargs="+", metavar="NAME", help="devices to serve (default: all)")
+    serve_cmd.add_argument("--max-prepared-models", type=int, metavar="N", help="per client (default 64)")
+    serve_cmd.add_argument("--max-buffer-bytes", type=int, metavar="N", help="of driver buffers, per client "
+                                                                           "(default 1 GiB)")
     args = parser.parse_args(argv)
     try:
         return {"info": _info, "run": _run, "bench": _bench, "calibrate": _calibrate,

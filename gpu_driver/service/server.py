@@ -211,7 +211,9 @@ def serve(socket_path=None, devices: Sequence[Device | str] | None = None, limit
 
 
 def serve_command(args) -> int:
-    """``gpu-driver serve [--socket PATH] [--devices NAME …]``."""
+    """``gpu-driver serve [--socket PATH] [--devices NAME …] [--max-prepared-models N] [--max-buffer-bytes N]``."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s gpu-driver serve: %(message)s")
-    serve(args.socket, args.devices or None)
+    limits = {name: getattr(args, name) for name in ("max_prepared_models", "max_buffer_bytes")
+              if getattr(args, name, None) is not None}
+    serve(args.socket, args.devices or None, Limits(**limits))
     return 0

@@ -87,14 +87,14 @@ def python_env() -> dict:
 
 @pytest.fixture
 def spawn_server(socket_dir):
-    """``spawn_server(path=None)``: ``python -m gpu_driver serve`` in a process of its own, ready to accept;
-    killed at teardown."""
+    """``spawn_server(path=None, *options)``: ``python -m gpu_driver serve`` in a process of its own, ready
+    to accept; killed at teardown."""
     procs = []
 
-    def spawn(path=None):
+    def spawn(path=None, *options):
         path = Path(path or socket_dir / "p.sock")
         proc = subprocess.Popen([sys.executable, "-m", "gpu_driver", "serve", "--socket", str(path),
-                                 "--devices", *served_device_names()],
+                                 "--devices", *served_device_names(), *options],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=python_env())
         procs.append(proc)
         wait_for_socket(path, proc)

@@ -193,9 +193,13 @@ def test_default_socket_path(monkeypatch, tmp_path):
 def test_serve_command_stops_cleanly_on_sigterm(spawn_server):
     import signal
 
-    proc, path = spawn_server()
+    proc, path = spawn_server(None, "--max-prepared-models", "1")
     with gd.connect(path) as conn:
         assert [d.name for d in conn.get_devices()][0] == "reference"
+        kept = conn.get_device("reference").prepare_model(add_request_model())  # noqa: F841
+        with pytest.raises(DriverError) as err:
+            conn.get_device("reference").prepare_model(add_request_model())
+        assert err.value.status == ErrorStatus.RESOURCE_EXHAUSTED_PERSISTENT
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(20) == 0
     assert not path.exists()  # the socket is removed
