@@ -13,7 +13,7 @@ import numpy as np
 import gpu_driver as gd
 from gpu_driver.hal.model import BufferDesc, BufferRole
 
-from .models import add_request_model, check, four_models
+from .models import add_request, add_request_model, check, four_models
 
 
 def burst(device) -> None:
@@ -22,11 +22,9 @@ def burst(device) -> None:
     x = np.arange(16, dtype=np.float32).reshape(1, 16)
     prepared.execute([x, x])  # the numpy path's pools, kept by the server
     pools = [gd.SharedMemory(64) for _ in range(3)]
-    from .test_remote_execution_modes import _add
-
     b = prepared.configure_execution_burst()
     slots = [b.cache_memory(p) for p in pools]
-    request = _add(*pools)
+    request = add_request(*pools)
     b.execute_synchronously(request, slots)
     print("ready", flush=True)
     while True:

@@ -3,6 +3,8 @@ numpy (independently of the driver)."""
 import numpy as np
 
 import gpu_driver as gd
+from gpu_driver import SharedMemory
+from gpu_driver.hal.model import DataLocation, Request, RequestArgument
 from gpu_driver import OperandType as T, OperationType as O
 
 
@@ -21,6 +23,22 @@ def binary_model(op=O.ADD, operand_type=T.TENSOR_FLOAT32, dims=(1, 16), then=Non
 
 def add_request_model():
     return binary_model()
+
+
+N = 16
+
+
+def add_pools():
+    """x, y and two pools holding them."""
+    x, y = np.arange(N, dtype=np.float32), np.full(N, 0.25, np.float32)
+    a, b = SharedMemory.from_bytes(x.tobytes()), SharedMemory.from_bytes(y.tobytes())
+    return x, y, a, b
+
+
+def add_request(a, b, out):
+    """A request of :func:`add_request_model`: out = a + b, each a pool holding N floats."""
+    arg = lambda i: RequestArgument(DataLocation(i, 0, 4 * N))  # noqa: E731
+    return Request([arg(0), arg(1)], [arg(2)], [a, b, out])
 
 
 def _mul_relu(rng):

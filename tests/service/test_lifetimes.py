@@ -21,8 +21,7 @@ from gpu_driver.runtime.driver_buffer import DriverBuffer
 from gpu_driver.service.session import PROTOCOL_VERSION
 
 from .conftest import ROOT, python_env, served_device_names
-from .models import add_request_model, check, four_models
-from .test_remote_execution_modes import _add, _pools
+from .models import add_pools, add_request, add_request_model, check, four_models
 
 
 def _status(fn):
@@ -108,9 +107,9 @@ def test_server_killed_mid_execution(spawn_server, tmp_path):
         if caching:
             caching[0].prepare_model(model, model_cache=[mc], data_cache=[dc], token=token)
         prepared = conn.get_device("reference").prepare_model(add_request_model())
-        x, y, a, b = _pools()
+        x, y, a, b = add_pools()
         gate = SyncFence()
-        fence, callback = prepared.execute_fenced(_add(a, b, SharedMemory(64)), [gate])  # pending on the server
+        fence, callback = prepared.execute_fenced(add_request(a, b, SharedMemory(64)), [gate])  # pending on the server
         errors, running = [], threading.Event()
 
         def executions():  # synchronous executions back to back until the server dies
@@ -135,8 +134,8 @@ def test_server_killed_mid_execution(spawn_server, tmp_path):
         assert fence.error.status == ErrorStatus.DEAD_OBJECT
         assert _status(lambda: callback.get_execution_info(1)) == ErrorStatus.DEAD_OBJECT
         # every later call raises DEAD_OBJECT at once
-        assert _status(lambda: prepared.execute_synchronously(_add(a, b, SharedMemory(64)))) == ErrorStatus.DEAD_OBJECT
-        assert _status(lambda: prepared.execute_asynchronously(_add(a, b, SharedMemory(64)))) == ErrorStatus.DEAD_OBJECT
+        assert _status(lambda: prepared.execute_synchronously(add_request(a, b, SharedMemory(64)))) == ErrorStatus.DEAD_OBJECT
+        assert _status(lambda: prepared.execute_asynchronously(add_request(a, b, SharedMemory(64)))) == ErrorStatus.DEAD_OBJECT
         assert _status(lambda: conn.get_device("reference").get_status()) == ErrorStatus.DEAD_OBJECT
         assert _status(lambda: conn.get_device("reference").prepare_model(model)) == ErrorStatus.DEAD_OBJECT
         gate.signal()
@@ -155,9 +154,9 @@ def test_server_killed_mid_execution(spawn_server, tmp_path):
 
 def test_pending_asynchronous_executions_fail_when_the_connection_dies(remote):
     prepared = remote.get_device("reference").prepare_model(add_request_model())
-    _, _, a, b = _pools()
+    _, _, a, b = add_pools()
     gate = SyncFence()
-    fence, _ = prepared.execute_fenced(_add(a, b, SharedMemory(64)), [gate])
+    fence, _ = prepared.execute_fenced(add_request(a, b, SharedMemory(64)), [gate])
     remote.close()
     assert fence.wait(5) is FenceState.ERROR and fence.error.status == ErrorStatus.DEAD_OBJECT
 
@@ -267,9 +266,9 @@ def test_a_client_that_does_not_read_does_not_stop_the_device(server, remote):
     flooder.start()
     time.sleep(1.0)  # its buffers fill up
     prepared = remote.get_device("reference").prepare_model(add_request_model())
-    _, _, a, b = _pools()
+    _, _, a, b = add_pools()
     for _ in range(3):
-        prepared.execute_asynchronously(_add(a, b, SharedMemory(64))).result(timeout=20)
+        prepared.execute_asynchronously(add_request(a, b, SharedMemory(64))).result(timeout=20)
     sock.shutdown(socket_module.SHUT_RDWR)
     sock.close()
     flooder.join(10)
@@ -283,12 +282,12 @@ def test_a_client_shrinking_its_pool_does_not_kill_the_server(spawn_server):
     proc, path = spawn_server()
     with gd.connect(path) as conn:
         prepared = conn.get_device("reference").prepare_model(add_request_model())
-        _, _, a, b = _pools()
+        _, _, a, b = add_pools()
         out = SharedMemory(64)
-        prepared.execute_synchronously(_add(a, b, out))
+        prepared.execute_synchronously(add_request(a, b, out))
         os.ftruncate(a.fds()[0], 0)
         try:
-            prepared.execute_synchronously(_add(a, b, out))
+            prepared.execute_synchronously(add_request(a, b, out))
         except DriverError:
             pass
     time.sleep(0.5)
@@ -299,15 +298,15 @@ def test_waited_for_client_fences_are_limited(make_server):
     server = make_server(max_client_fences=2)
     with gd.connect(server.path) as conn:
         prepared = conn.get_device("reference").prepare_model(add_request_model())
-        _, _, a, b = _pools()
+        _, _, a, b = add_pools()
         gates = [SyncFence() for _ in range(3)]
-        fences = [prepared.execute_fenced(_add(a, b, SharedMemory(64)), [g])[0] for g in gates[:2]]
+        fences = [prepared.execute_fenced(add_request(a, b, SharedMemory(64)), [g])[0] for g in gates[:2]]
         with pytest.raises(DriverError) as err:
-            prepared.execute_fenced(_add(a, b, SharedMemory(64)), [gates[2]])
+            prepared.execute_fenced(add_request(a, b, SharedMemory(64)), [gates[2]])
         assert err.value.status == ErrorStatus.RESOURCE_EXHAUSTED_PERSISTENT
         gates[0].signal()
         assert fences[0].wait(10) is FenceState.SIGNALED
-        fence, _ = prepared.execute_fenced(_add(a, b, SharedMemory(64)), [gates[2]])  # a place is free again
+        fence, _ = prepared.execute_fenced(add_request(a, b, SharedMemory(64)), [gates[2]])  # a place is free again
         gates[1].signal()
         gates[2].signal()
         assert fence.wait(10) is FenceState.SIGNALED

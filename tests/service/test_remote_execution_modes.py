@@ -11,21 +11,8 @@ from gpu_driver import DriverError, ErrorStatus, FenceState, MeasureTiming, Shar
 from gpu_driver.errors import failure
 from gpu_driver.hal.model import DataLocation, Request, RequestArgument
 
-from .models import add_request_model
+from .models import N, add_pools, add_request, add_request_model
 
-N = 16
-
-
-def _pools():
-    x, y = np.arange(N, dtype=np.float32), np.full(N, 0.25, np.float32)
-    a, b = SharedMemory.from_bytes(x.tobytes()), SharedMemory.from_bytes(y.tobytes())
-    return x, y, a, b
-
-
-def _add(a, b, out):
-    """A request: out = a + b, each a pool holding N floats."""
-    arg = lambda i: RequestArgument(DataLocation(i, 0, 4 * N))  # noqa: E731
-    return Request([arg(0), arg(1)], [arg(2)], [a, b, out])
 
 
 @pytest.fixture(params=["reference", "opencl"])
@@ -38,9 +25,9 @@ def prepared(request, remote):
 
 
 def test_fenced_execution_signals_the_clients_fence(prepared):
-    x, y, a, b = _pools()
+    x, y, a, b = add_pools()
     out = SharedMemory(4 * N)
-    fence, callback = prepared.execute_fenced(_add(a, b, out), measure_timing=MeasureTiming.YES)
+    fence, callback = prepared.execute_fenced(add_request(a, b, out), measure_timing=MeasureTiming.YES)
     assert fence.wait(30) is FenceState.SIGNALED
     launched, fenced = callback.get_execution_info(30)
     assert launched.time_in_driver >= 0 and fenced.time_in_driver >= 0
@@ -49,10 +36,10 @@ def test_fenced_execution_signals_the_clients_fence(prepared):
 
 
 def test_fenced_execution_waits_for_a_client_fence(prepared):
-    x, y, a, b = _pools()
+    x, y, a, b = add_pools()
     out = SharedMemory(4 * N)
     gate = SyncFence()
-    fence, _ = prepared.execute_fenced(_add(a, b, out), [gate])
+    fence, _ = prepared.execute_fenced(add_request(a, b, out), [gate])
     assert fence.wait(0.3) is FenceState.ACTIVE  # the server waits for the client's fence
     assert not out.array(np.float32).any()
     gate.signal()
@@ -61,9 +48,9 @@ def test_fenced_execution_waits_for_a_client_fence(prepared):
 
 
 def test_a_failed_client_fence_fails_the_execution(prepared):
-    _, _, a, b = _pools()
+    _, _, a, b = add_pools()
     gate = SyncFence()
-    fence, callback = prepared.execute_fenced(_add(a, b, SharedMemory(4 * N)), [gate])
+    fence, callback = prepared.execute_fenced(add_request(a, b, SharedMemory(4 * N)), [gate])
     threading.Timer(0.1, lambda: gate.signal(failure("client side trouble"))).start()
     assert fence.wait(30) is FenceState.ERROR
     with pytest.raises(DriverError) as err:
@@ -71,37 +58,37 @@ def test_a_failed_client_fence_fails_the_execution(prepared):
     assert err.value.status == ErrorStatus.GENERAL_FAILURE
     failed = SyncFence()
     failed.signal(failure("already failed"))
-    assert prepared.execute_fenced(_add(a, b, SharedMemory(4 * N)), [failed])[0].wait(30) is FenceState.ERROR
+    assert prepared.execute_fenced(add_request(a, b, SharedMemory(4 * N)), [failed])[0].wait(30) is FenceState.ERROR
 
 
 def test_fenced_chain_on_server_fences_runs_in_order(prepared):
-    x, y, a, b = _pools()
+    x, y, a, b = add_pools()
     mid, out = SharedMemory(4 * N), SharedMemory(4 * N)
     gate = SyncFence()
-    first, _ = prepared.execute_fenced(_add(a, b, mid), [gate])
-    second, _ = prepared.execute_fenced(_add(mid, b, out), [first])  # waits on the server's fence by handle
+    first, _ = prepared.execute_fenced(add_request(a, b, mid), [gate])
+    second, _ = prepared.execute_fenced(add_request(mid, b, out), [first])  # waits on the server's fence by handle
     gate.signal()
     assert second.wait(30) is FenceState.SIGNALED and first.get_state() is FenceState.SIGNALED
     np.testing.assert_array_equal(out.array(np.float32), x + 2 * y)
 
 
 def test_fenced_validation_errors_raise_at_once(prepared):
-    _, _, a, b = _pools()
-    bad = Request(_add(a, b, a).inputs, [RequestArgument(DataLocation(9, 0, 64))], [a, b])
+    _, _, a, b = add_pools()
+    bad = Request(add_request(a, b, a).inputs, [RequestArgument(DataLocation(9, 0, 64))], [a, b])
     with pytest.raises(DriverError) as err:
         prepared.execute_fenced(bad)
     assert err.value.status == ErrorStatus.INVALID_ARGUMENT
     with pytest.raises(DriverError) as err:
-        prepared.execute_fenced(_add(a, b, SharedMemory(4 * N)), ["not a fence"])
+        prepared.execute_fenced(add_request(a, b, SharedMemory(4 * N)), ["not a fence"])
     assert err.value.status == ErrorStatus.INVALID_ARGUMENT
 
 
 def test_burst_reuses_slots_on_the_server(prepared):
-    x, y, a, b = _pools()
+    x, y, a, b = add_pools()
     out = SharedMemory(4 * N)
     burst = prepared.configure_execution_burst()
     slots = [burst.cache_memory(p) for p in (a, b, out)]
-    request = _add(a, b, out)
+    request = add_request(a, b, out)
     for k in range(5):
         a.write(0, (x * k).tobytes())
         shapes, _ = burst.execute_synchronously(request, slots)
@@ -120,9 +107,9 @@ def test_burst_reuses_slots_on_the_server(prepared):
 
 
 def test_reusable_execution_computes_again_and_again(prepared):
-    x, y, a, b = _pools()
+    x, y, a, b = add_pools()
     out = SharedMemory(4 * N)
-    execution = prepared.create_reusable_execution(_add(a, b, out))
+    execution = prepared.create_reusable_execution(add_request(a, b, out))
     for k in range(3):
         b.write(0, np.full(N, k, np.float32).tobytes())
         execution.compute()
@@ -132,7 +119,7 @@ def test_reusable_execution_computes_again_and_again(prepared):
     gate.signal()
     assert fence.wait(30) is FenceState.SIGNALED
     callback.get_execution_info(1)
-    bad = Request(_add(a, b, out).inputs, [RequestArgument(DataLocation(9, 0, 64))], [a, b])
+    bad = Request(add_request(a, b, out).inputs, [RequestArgument(DataLocation(9, 0, 64))], [a, b])
     with pytest.raises(DriverError) as err:
         prepared.create_reusable_execution(bad)
     assert err.value.status == ErrorStatus.INVALID_ARGUMENT

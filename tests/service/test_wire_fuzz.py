@@ -12,7 +12,7 @@ from gpu_driver import DriverError, ErrorStatus
 from gpu_driver.service import wire
 from gpu_driver.service.session import PROTOCOL_VERSION, Session
 
-from .models import add_request_model, check, four_models
+from .models import add_request, add_request_model, check, four_models
 
 METHODS = sorted(Session(type("S", (), {"devices": [], "limits": None})(), None, "")._handlers)
 FUZZ = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -152,12 +152,10 @@ def _real_calls():
     from gpu_driver.service import codec
     from gpu_driver import SharedMemory
 
-    from .test_remote_execution_modes import _add
-
     model = add_request_model()
     data, model_fds = serialize.pack(model)
     a, b, out = SharedMemory(64), SharedMemory(64), SharedMemory(64)
-    request = _add(a, b, out)
+    request = add_request(a, b, out)
     args = codec.encode_arguments(request)
     pools = [(i, dict(p.describe(), fds=(i,))) for i, p in enumerate((a, b, out))]
     h = 1  # the prepared model's handle: the session's first
