@@ -7,14 +7,16 @@
 
 Both variants run the same prepared model with preallocated pools through execute_synchronously, so
 the difference is the state traffic only.  Bytes moved come from the backend's transfer counters;
-time is the best of a few repeats of 100 steps.  Results (with the machine's `lscpu` model name and
-the date) are written to benchmarks/results/<date>-resident-state.md; the ratios are asserted.
+time is the best of REPEATS runs of 100 steps, the two variants alternating run by run.  Results
+(with the machine's `lscpu` model name, the load average and the date) are written to
+benchmarks/results/<date>-resident-state.md; the byte ratios are asserted.
 
 Run: ``python -m pytest benchmarks/test_resident_state.py -q -s``
 """
 from __future__ import annotations
 
 import datetime
+import os
 import subprocess
 import time
 from pathlib import Path
@@ -27,7 +29,7 @@ from gpu_driver.hal.model import DataLocation, Request, RequestArgument
 from tests.memory.recurrent import ResidentRecurrence, recurrent_model
 
 STEPS = 100
-REPEATS = 5
+REPEATS = 9
 CONFIGS = [(1, 64, 256), (64, 16, 128), (16, 256, 1024)]  # (batch, inputs, units)
 RESULTS = Path(__file__).parent / "results"
 
@@ -72,15 +74,22 @@ class SharedRecurrence:
         return self.h[self.n % 2].array(np.float32).copy()
 
 
-def _run(runner, counters) -> tuple[float, dict]:
-    best = float("inf")
-    for _ in range(REPEATS):
-        counters.reset()
-        t0 = time.perf_counter()
-        for _ in range(STEPS):
-            runner.step()
-        best = min(best, time.perf_counter() - t0)
-    return best, counters.snapshot()
+def _run(runners: dict, counters) -> dict[str, tuple[float, dict]]:
+    """Best time of REPEATS runs of STEPS steps per runner, the runners alternating run by run (the
+    order rotating), so both see the same machine; with each runner's transfer counters of one run."""
+    best = {name: float("inf") for name in runners}
+    moved = {}
+    names = list(runners)
+    for r in range(REPEATS):
+        for name in names[r % len(names):] + names[:r % len(names)]:
+            runner = runners[name]
+            counters.reset()
+            t0 = time.perf_counter()
+            for _ in range(STEPS):
+                runner.step()
+            best[name] = min(best[name], time.perf_counter() - t0)
+            moved[name] = counters.snapshot()
+    return {name: (best[name], moved[name]) for name in names}
 
 
 def test_resident_state_vs_shared_memory():
@@ -96,8 +105,8 @@ def test_resident_state_vs_shared_memory():
         domain = ResidentRecurrence(device, prepared, h0, x)
         shared = SharedRecurrence(prepared, h0, x)
         domain.step(), shared.step()  # warm-up (kernels, first-touch)
-        t_dom, c_dom = _run(domain, counters)
-        t_sh, c_sh = _run(shared, counters)
+        measured = _run({"domain": domain, "shared": shared}, counters)
+        (t_dom, c_dom), (t_sh, c_sh) = measured["domain"], measured["shared"]
         np.testing.assert_allclose(domain.state().ravel(), shared.state(), rtol=1e-4, atol=1e-5)
         state_bytes = batch * units * 4
         bytes_dom = c_dom["h2d_bytes"] + c_dom["d2h_bytes"]
@@ -116,7 +125,9 @@ def _write(device, rows) -> None:
         "",
         f"- machine: {_machine()} (`lscpu` model name)",
         f"- device: {device.name} — {device.backend.device_name} ({device.backend.runtime_version})",
-        f"- workload: {STEPS} steps of h' = tanh(FC(x) + FC(h)), float32; best of {REPEATS} runs",
+        f"- workload: {STEPS} steps of h' = tanh(FC(x) + FC(h)), float32; best of {REPEATS} runs, the two "
+        "variants alternating run by run",
+        f"- load average (1, 5, 15 min) at the end: {', '.join(f'{x:.2f}' for x in os.getloadavg())}",
         "- domain = state in memory-domain driver buffers (on the device); shared = state in shared memory",
         "- bytes = host↔device bytes from the backend's transfer counters, both directions, whole run",
         "",

@@ -41,6 +41,7 @@ class Executable:
     #: model buffer id -> (model buffer, the buffer its launch arguments are bound to now)
     bound_in_place: dict[int, tuple[DeviceBuffer, DeviceBuffer]] = field(default_factory=dict)
     _uses: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
+    _in_place: dict[int, bool] = field(default_factory=dict)   # buffer id -> in_place_ok
 
     def uses_of(self, buffer: DeviceBuffer) -> list[tuple[int, int]]:
         """(launch, argument position) of every launch argument of the plan bound to ``buffer``."""
@@ -53,8 +54,11 @@ class Executable:
     def in_place_ok(self, buffer: DeviceBuffer) -> bool:
         """Whether a model input/output buffer can be replaced by another in the launch arguments: some
         launch uses it, and it is not both an input and an output (an output aliasing an input)."""
-        both = any(buffer is b for b, _ in self.inputs) and any(buffer is b for b, _, _ in self.outputs)
-        return not both and bool(self.uses_of(buffer))
+        ok = self._in_place.get(id(buffer))
+        if ok is None:
+            both = any(buffer is b for b, _ in self.inputs) and any(buffer is b for b, _, _ in self.outputs)
+            ok = self._in_place[id(buffer)] = not both and bool(self.uses_of(buffer))
+        return ok
 
     def bind_in_place(self, pairs: list[tuple[DeviceBuffer, DeviceBuffer]]) -> None:
         """Before enqueueing: the launch arguments of each model buffer ``old`` bound to ``new`` (a

@@ -4,7 +4,9 @@ Asynchronous executions (``execute_asynchronously``) and fenced work that could 
 the device are submitted here as jobs.  One worker thread per device takes the pending job of the
 highest priority (the Priority its prepared model was prepared with), first come first served
 within a priority, so a HIGH execution submitted behind a queue of LOW ones starts before them.
-Each job's result arrives through a :class:`concurrent.futures.Future`.
+Each job's result arrives through a :class:`concurrent.futures.Future`.  Synchronous executions
+(``execute_synchronously``, bursts, reusable executions' ``compute``) do not pass through here: they
+run in the caller's thread, which waits for them anyway (see PreparedModel.execute_synchronously).
 """
 from __future__ import annotations
 
@@ -15,7 +17,6 @@ from concurrent.futures import Future
 from typing import Callable
 
 from ..hal.types import Priority
-
 
 
 class ExecutionScheduler:
