@@ -153,3 +153,54 @@ def test_bad_metadata_brought_by_the_request_fails_that_execution(accelerator, b
         prepared.execute(broken)
     assert info.value.status == ErrorStatus.GENERAL_FAILURE and words in info.value.message
     np.testing.assert_array_equal(prepared.execute(feeds)[0], good)  # the next execution is fine again
+
+
+# ---- a block-sparse matrix encoded here from its dense form ----------------------------------------------------------
+
+def _block_csr(dense: np.ndarray, block: tuple[int, int]) -> Sparse:
+    """``dense`` [R, C] as rows of blocks dense, block columns CSR (only blocks with a non-zero
+    element stored, in increasing order), each stored block row-major: the BCSR layout of TF Lite."""
+    (rows, cols), (br, bc) = dense.shape, block
+    grid = dense.reshape(rows // br, br, cols // bc, bc).transpose(0, 2, 1, 3)   # [Rb, Cb, br, bc]
+    stored = np.any(grid != 0, axis=(2, 3))
+    segments = np.concatenate([[0], np.cumsum(stored.sum(axis=1))]).tolist()
+    indices = np.nonzero(stored)[1].tolist()
+    return Sparse(grid[stored].reshape(-1).tolist(), [0, 1, 2, 3], [0, 1], [0, 1, 0, 0],
+                  [rows // br, cols // bc, br, bc], [None, (segments, indices), None, None], [rows, cols])
+
+
+@pytest.mark.parametrize("as_inputs", [False, True], ids=["constant_metadata", "metadata_as_inputs"])
+def test_block_sparse_matrix_after_another_operation(accelerator, as_inputs):
+    """A 48 × 40 matrix in 4 × 5 blocks, about a third of them stored; the values come from an ADD
+    inside the model (DENSIFY reads an intermediate).  Expected: the dense matrix it was encoded from."""
+    import gpu_driver as gd
+    from gpu_driver import OperationType as O
+    rng = np.random.default_rng(5)
+    dense = rng.uniform(-1, 1, (48, 40)).astype(np.float32)
+    keep = rng.random((12, 8)) < 0.35
+    dense *= np.repeat(np.repeat(keep, 4, axis=0), 5, axis=1)
+    s = _block_csr(dense, (4, 5))
+    b = gd.ModelBuilder()
+    raw = b.add_input(T.TENSOR_FLOAT32, [len(s.values)])
+    values = b.add_operand(T.TENSOR_FLOAT32, [len(s.values)])
+    b.add_operation(O.ADD, [raw, b.add_constant(T.TENSOR_FLOAT32, [1], np.array([0.5], np.float32)),
+                            b.add_scalar(T.INT32, 0)], [values])
+    feeds = [np.asarray(s.values, np.float32) - np.float32(0.5)]
+
+    def vector(v):
+        v = np.asarray(v, np.int32)
+        if as_inputs:
+            feeds.append(v)
+            return b.add_input(T.TENSOR_INT32, [v.size])
+        return b.add_constant(T.TENSOR_INT32, [v.size], v)
+
+    (segments, indices) = s.pairs[1]
+    args = [values, vector(s.order), vector(s.block_map), vector(s.formats), vector(s.sizes),
+            b.add_no_value(T.TENSOR_INT32), b.add_no_value(T.TENSOR_INT32), vector(segments), vector(indices),
+            *(b.add_no_value(T.TENSOR_INT32) for _ in range(4))]
+    out = b.add_operand(T.TENSOR_FLOAT32, [48, 40])
+    b.add_operation(O.DENSIFY, args, [out]).set_outputs([out])
+    model = b.finish()
+    assert accelerator.get_supported_operations(model) == [True, True]
+    got = accelerator.prepare_model(model).execute(feeds)[0]
+    np.testing.assert_allclose(got, dense, atol=1e-6)
