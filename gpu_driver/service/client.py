@@ -130,6 +130,7 @@ class Connection:
         self._released_pools: list[int] = []
         self._dead: str | None = None
         self._reading = False  # someone holds the reading role
+        self._reading_thread: int | None = None  # the thread that holds it, once it runs
         self._background_turn = threading.Condition(self._lock)
         self._background_reads = False
         self._receiver = wire.Receiver(self._sock)
@@ -260,26 +261,32 @@ class Connection:
 
     # ---- reading: one reader at a time ---------------------------------------------------------------
     def _await(self, pending: _Pending) -> None:
-        """Wait for ``pending``'s reply, reading the socket meanwhile when nobody else does."""
+        """Wait for ``pending``'s reply, reading the socket meanwhile when nobody else does.  A call made
+        by a completion callback runs in the thread that is reading: it goes on reading itself."""
+        me = threading.get_ident()
         with self._lock:
-            leader = self._dead is None and not self._reading
+            nested = self._reading_thread == me
+            leader = not nested and self._dead is None and not self._reading
             if leader:
-                self._reading = True
-        if not leader:
+                self._reading, self._reading_thread = True, me
+        if not (leader or nested):
             pending.lock.acquire()
             if not pending.promoted:
                 return  # the reply (or the connection's death) is in
             pending.promoted = False
+            with self._lock:
+                self._reading_thread = me
         while not pending.lock.acquire(blocking=False):
             if not self._read_one():
                 break  # dead: _die gave ``pending`` its status
-        self._hand_off()
+        if not nested:
+            self._hand_off()
 
     def _hand_off(self) -> None:
         """Give the reading role to a waiting caller, else to the background reader while completions are
         outstanding, else to nobody."""
         with self._lock:
-            self._reading = False
+            self._reading, self._reading_thread = False, None
             if self._dead is not None:
                 return
             for waiting in self._pending.values():
@@ -298,6 +305,7 @@ class Connection:
                 self._background_turn.wait_for(lambda: self._background_reads or self._dead is not None)
                 if self._dead is not None:
                     return
+                self._reading_thread = threading.get_ident()
             while True:
                 if not self._read_one():
                     return

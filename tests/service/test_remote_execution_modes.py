@@ -123,3 +123,26 @@ def test_reusable_execution_computes_again_and_again(prepared):
     with pytest.raises(DriverError) as err:
         prepared.create_reusable_execution(bad)
     assert err.value.status == ErrorStatus.INVALID_ARGUMENT
+
+
+def test_completion_callbacks_may_call_the_service(prepared):
+    """A future's or a fence's done-callback runs where the notification is read; a call it makes
+    reads its own reply there instead of waiting for itself."""
+    x, y, a, b = add_pools()
+    out, out2, out3 = SharedMemory(4 * N), SharedMemory(4 * N), SharedMemory(4 * N)
+    results = []
+    done = threading.Event()
+
+    def then_execute(_):
+        results.append(prepared.execute_synchronously(add_request(out, b, out2))[0][0].dimensions)
+        done.set()
+
+    gate = SyncFence()
+    fence, _ = prepared.execute_fenced(add_request(a, b, out), [gate])
+    fence.add_done_callback(lambda _f: prepared.execute_asynchronously(add_request(a, a, out3))
+                            .add_done_callback(then_execute))
+    gate.signal()
+    assert done.wait(30), "a call made by a completion callback never got its reply"
+    assert results == [[1, N]]
+    np.testing.assert_array_equal(out2.array(np.float32), x + 2 * y)
+    np.testing.assert_array_equal(out3.array(np.float32), 2 * x)
