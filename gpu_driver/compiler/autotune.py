@@ -36,7 +36,7 @@ log = logging.getLogger(__name__)
 #: environment switch: "0" turns tuning off (every tunable kernel takes its default tile)
 ENV_SWITCH = "GPU_DRIVER_AUTOTUNE"
 #: the most time one compilation spends tuning (trial builds and launches), seconds
-BUDGET_S = 2.0
+BUDGET_S = 0.5
 #: work below this many flops keeps its default tile (launch overhead dominates)
 MIN_FLOPS = 20_000_000
 #: a candidate must beat the default by this factor to replace it

@@ -46,7 +46,7 @@ from ..hal.types import OperandType, OperationType
 from .definition import TensorInfo, require, require_nonempty
 from .fused_activation import (Requantization, activation_fields, centred, finish_float, requantization,
                                requantization_feature_level, requantize)
-from .gemm import lower_gemm, quant_table
+from .gemm import centred_input, emit_with_requantization, lower_gemm, mac_type, quant_table
 from .layout import from_nhwc, image_strides, nhwc_dims, to_nhwc
 from .registry import operation
 from .signature import BOOL, DILATION, F16, F32, I32, LAYOUT, PC8, Q8A, Q8AS, RANK4, STD_TYPES, OpContext, \
@@ -433,31 +433,32 @@ def lower_conv_2d(ctx: LoweringContext) -> None:
     w = _weights(ctx, p)                                 # [CO, KH, KW, CI]
     if p.kernel_h == p.kernel_w == 1 and p.stride_h == p.stride_w == 1 and \
             p.pad_top == p.pad_left == p.pad_bottom == p.pad_right == 0:
-        lower_gemm(ctx, ctx.input(0), ctx.output(0), p.batch * p.out_h * p.out_w, w.reshape(p.out_c, p.in_c),
+        lower_gemm(ctx, ctx.input(0), p.batch * p.out_h * p.out_w, w.reshape(p.out_c, p.in_c),
                    _bias(ctx), p.quant, ctype(ctx.inputs[0]), act_defines(p, ctx.outputs[0]))
         return
     co = p.out_c
-    quant = p.quant is not None
-    # register tile: PX pixels x CB channels (16 channels = two AVX vectors of weights); int32 quant8
-    # tiles stay at 4 x 8 (larger ones spill: measured slower)
-    most = 8 if quant else 16
+    mac = mac_type(p.quant, ctype(ctx.inputs[0]), p.kernel_h * p.kernel_w * p.in_c, w)
+    # register tile: PX pixels x CB channels (16 channels = two AVX vectors of weights); int32
+    # products stay at 4 x 8 (larger tiles spill: measured slower)
+    most = 8 if mac == "int" else 16
     cb = most if co >= most else 8 if co >= 8 else 4 if co >= 4 else co
     cob = ceil_div(co, cb)
     cop = cob * cb
-    packed = np.zeros((cop, p.kernel_h, p.kernel_w, p.in_c), dtype=w.dtype)
+    packed = np.zeros((cop, p.kernel_h, p.kernel_w, p.in_c), dtype=np.float32 if mac == "float" else w.dtype)
     packed[:co] = w
     packed = packed.reshape(cob, cb, -1).transpose(0, 2, 1)    # [COB][KH*KW*CI][CB]
     bias = np.zeros(cop, dtype=w.dtype)
     bias[:co] = _bias(ctx)
     px = _pixel_tile(p.out_w, 4)
     pblocks = ceil_div(p.out_w, px)
+    io_type = ctype(ctx.inputs[0])
+    x, in_type, zx = centred_input(ctx, ctx.input(0), p.batch * p.in_h * p.in_w * p.in_c, io_type, p.quant, mac)
     d = _common_defines(ctx, p)
-    d.update({"CB": cb, "COB": cob, "COP": cop, "PX": px, "PBLOCKS": pblocks, "EXACT": int(p.out_w % px == 0),
-              "UNROLL_TAPS": int(p.in_c * p.kernel_h * p.kernel_w <= 32)})
-    inputs = [ctx.input(0), ctx.constant(packed), ctx.constant(bias)]
-    if d["QUANT"]:
-        inputs.append(ctx.constant(quant_table(p.quant, co, cop)))
-    ctx.emit("conv.cl", d, inputs, [ctx.output(0)], (cob, pblocks, d["ROWS"]), Work.REGISTER_TILES)
+    d.update({"T": in_type, "ZX": zx, "MAC_T": mac, "CB": cb, "COB": cob, "PX": px, "PBLOCKS": pblocks,
+              "EXACT": int(p.out_w % px == 0), "UNROLL_TAPS": int(p.in_c * p.kernel_h * p.kernel_w <= 32)})
+    emit_with_requantization(ctx, "conv.cl", d, [x, ctx.constant(packed), ctx.constant(bias)],
+                             (cob, pblocks, d["ROWS"]), Work.REGISTER_TILES, p.quant, p.batch * p.out_h * p.out_w, co,
+                             act_defines(p, ctx.outputs[0]), io_type)
 
 
 def lower_depthwise_conv_2d(ctx: LoweringContext) -> None:
@@ -468,10 +469,13 @@ def lower_depthwise_conv_2d(ctx: LoweringContext) -> None:
         lower_conv_general(ctx)
         return
     w = _weights(ctx, p)[0]                             # [KH, KW, CO]
+    mac = mac_type(p.quant, ctype(ctx.inputs[0]), p.kernel_h * p.kernel_w, w)
+    w = w.astype(np.float32) if mac == "float" else w
     px = _pixel_tile(p.out_w, 4)
     pblocks = ceil_div(p.out_w, px)
     d = _common_defines(ctx, p)
-    d.update({"M": p.depth_multiplier, "PX": px, "PBLOCKS": pblocks, "EXACT": int(p.out_w % px == 0)})
+    d.update({"MAC_T": mac, "M": p.depth_multiplier, "PX": px, "PBLOCKS": pblocks, "EXACT": int(p.out_w % px == 0),
+              "RW": (px - 1) * p.stride_w + (p.kernel_w - 1) * p.dilation_w + 1})
     inputs = [ctx.input(0), ctx.constant(np.ascontiguousarray(w)), ctx.constant(_bias(ctx))]
     if d["QUANT"]:
         inputs.append(ctx.constant(quant_table(p.quant, p.out_c, p.out_c)))

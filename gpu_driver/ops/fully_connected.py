@@ -107,7 +107,7 @@ def lower_fully_connected(ctx: LoweringContext) -> None:
         w, bias = w.astype(np.int32) - np.int32(p.quant.filter_zero_point), bias.astype(np.int32)
     else:
         w, bias = w.astype(np.float32), bias.astype(np.float32)
-    lower_gemm(ctx, ctx.input(0), ctx.output(0), p.batch, w, bias, p.quant, ctype(ctx.inputs[0]),
+    lower_gemm(ctx, ctx.input(0), p.batch, w, bias, p.quant, ctype(ctx.inputs[0]),
                act_defines(p, ctx.outputs[0]))
 
 

@@ -36,10 +36,10 @@ def _width(n: int, most: int) -> int:
 
 
 def tiles(m: int, k: int, n: int, quant: bool) -> list[Tile]:
-    """The candidate tiles of an M×K·K×N product, the default first.  Float: 8 × 16 (two 8-wide
+    """The candidate tiles of an M×K·K×N product, the default first.  Float products: 8 × 16 (two 8-wide
     vectors of weights by 8 rows, 16 accumulator registers); then 16 × 8 when N is no multiple of 16
     (no padded columns), else a taller 12 × 16; and 7 × 16 or 6 × 16 when that divides M and 8 does
-    not (no partial row block: 7×7 and 14×14 maps).  Quant8 (int32 accumulators, which spill beyond
+    not (no partial row block: 7×7 and 14×14 maps).  Int32 products (``quant``; they spill beyond
     4 × 8 on PoCL): 4 × 8 and 4 × 16.  Tiles are clipped to the matrix; duplicates dropped."""
     if quant:
         shapes = [(4, 8), (4, 16)]
@@ -55,6 +55,19 @@ def tiles(m: int, k: int, n: int, quant: bool) -> list[Tile]:
     return found
 
 
+def mac_type(quant: Requantization | None, io_type: str, terms: int, weights: np.ndarray) -> str:
+    """The C type of the products and their sum for a sum of ``terms`` products of inputs (C type
+    ``io_type``, zero point from ``quant``) by centred integer ``weights``: "float" for float models,
+    and for quant8 too when every partial sum is an integer of magnitude below 2^24 (float sums them
+    exactly, and CPUs multiply floats faster than int32); else "int"."""
+    if quant is None:
+        return "float"
+    zp = quant.input_zero_point
+    lo, hi = (-128, 127) if io_type == "char" else (0, 255)
+    bound = terms * max(hi - zp, zp - lo) * int(np.abs(weights).max(initial=0))
+    return "float" if bound < 2 ** 24 else "int"
+
+
 def quant_table(quant: Requantization, count: int, padded: int) -> np.ndarray:
     """Per-column multipliers then shifts (int32), each zero-padded to ``padded`` entries."""
     m = np.zeros(padded, np.int32)
@@ -62,6 +75,38 @@ def quant_table(quant: Requantization, count: int, padded: int) -> np.ndarray:
     m[:count] = quant.output_multiplier[:count]
     s[:count] = quant.output_shift[:count]
     return np.concatenate([m, s])
+
+
+def centred_input(ctx: LoweringContext, a: TensorId, count: int, io_type: str, quant: Requantization | None,
+                  mac: str) -> tuple[TensorId, str, int]:
+    """(tensor, C type, zero point) the products read: for quant8 summed in float, the ``count``
+    input elements centred once into a float scratch tensor (``conv_centre.cl``); else ``a``."""
+    if quant is None or mac != "float":
+        return a, io_type, quant.input_zero_point if quant is not None else 0
+    centred = ctx.scratch(np.float32, count)
+    ctx.emit("conv_centre.cl", {"T": io_type, "COUNT": count, "ZX": quant.input_zero_point}, [a], [centred],
+             (count,), Work.ELEMENTS)
+    return centred, "float", 0
+
+
+def emit_with_requantization(ctx: LoweringContext, template: str, defines: dict, inputs: list[TensorId],
+                             global_size: tuple[int, ...], work: Work, quant: Requantization | None,
+                             rows: int, channels: int, act: dict, io_type: str) -> None:
+    """Emit ``template`` writing the node's output 0 (C type ``io_type``); for quant8 (``quant``) it
+    writes the int32 sums ([rows][channels], a scratch tensor) and ``conv_requantize.cl``
+    requantizes them per channel into the output (there MBQM vectorises across work items).
+    Sets ``OUT_T``."""
+    if quant is None:
+        ctx.emit(template, dict(defines, OUT_T=io_type), inputs, [ctx.output(0)], global_size, work)
+        return
+    count = rows * channels
+    sums = ctx.scratch(np.int32, count)
+    ctx.emit(template, dict(defines, OUT_T="int"), inputs, [sums], global_size, work)
+    ctx.emit("conv_requantize.cl", {"T": io_type, "COUNT": count, "C": channels, "CP": channels,
+                                    "PER_CHANNEL": int(quant.per_channel), "MULT": quant.output_multiplier[0],
+                                    "SHIFT": quant.output_shift[0], "ZO": quant.output_zero_point, "ACT_MIN": act["ACT_MIN"],
+                                    "ACT_MAX": act["ACT_MAX"]},
+             [sums, ctx.constant(quant_table(quant, channels, channels))], [ctx.output(0)], (count,), Work.ELEMENTS)
 
 
 def _pack(weights: np.ndarray, bias: np.ndarray, nb: int) -> tuple[np.ndarray, np.ndarray]:
@@ -75,31 +120,35 @@ def _pack(weights: np.ndarray, bias: np.ndarray, nb: int) -> tuple[np.ndarray, n
     return np.ascontiguousarray(w.reshape(padded_n // nb, nb, k).transpose(0, 2, 1)), b
 
 
-def lower_gemm(ctx: LoweringContext, a: TensorId, out: TensorId, m: int, weights: np.ndarray, bias: np.ndarray,
+def lower_gemm(ctx: LoweringContext, a: TensorId, m: int, weights: np.ndarray, bias: np.ndarray,
                quant: Requantization | None, io_type: str, act: dict) -> None:
-    """Emit ``out[m, N] = act(bias + (a − zp) · weightsᵀ)`` for constant ``weights`` [N, K] (float32,
+    """Emit the node's output 0 ``[m, N] = act(bias + (a − zp) · weightsᵀ)`` for constant ``weights`` [N, K] (float32,
     or int32 with the filter zero point already subtracted) and ``bias`` [N]; ``io_type`` is the C
-    type of ``a`` and ``out``, ``act`` the activation defines (lowering_helpers.act_defines)."""
+    type of ``a`` and ``out``, ``act`` the activation defines (lowering_helpers.act_defines).  Quant8
+    products are summed in float where that is exact (:func:`mac_type`)."""
     n, k = weights.shape
-    base = {"T": io_type, "ACC_T": "int" if quant is not None else "float", "QUANT": int(quant is not None),
-            "M": m, "K": k, "N": n, "ZX": quant.input_zero_point if quant else 0,
-            "ZO": quant.output_zero_point if quant else 0, **act}
+    mac = mac_type(quant, io_type, k, weights)
+    weights = weights.astype(np.float32) if mac == "float" else weights
+    a, in_type, zx = centred_input(ctx, a, m * k, io_type, quant, mac)
+    base = {"T": in_type, "ACC_T": "int" if quant is not None else "float", "MAC_T": mac, "QUANT": int(quant is not None),
+            "M": m, "K": k, "N": n, "ZX": zx, **act}
 
     def specialise(tile: Tile):
         w, b = _pack(weights, bias, tile.nb)
         nblocks, mblocks = w.shape[0], ceil_div(m, tile.mb)
         d = dict(base, MB=tile.mb, NB=tile.nb, NBLOCKS=nblocks, MBLOCKS=mblocks)
-        consts = [w, b] + ([quant_table(quant, n, nblocks * tile.nb)] if quant is not None else [])
-        return d, consts, (nblocks, mblocks, 1)
+        return d, [w, b], (nblocks, mblocks, 1)
 
-    candidates = tiles(m, k, n, quant is not None)
-    itemsize = 1 if quant is not None else 4
+    candidates = tiles(m, k, n, mac == "int")
+    itemsize = 4 if in_type == "float" else 1
 
     def trial(i: int) -> autotune.Trial:
         d, consts, grid = specialise(candidates[i])
-        return autotune.Trial("gemm.cl", d, [np.zeros(m * k * itemsize, np.uint8), *consts], m * n * itemsize,
+        d["OUT_T"] = "int" if quant is not None else io_type
+        return autotune.Trial("gemm.cl", d, [np.zeros(m * k * itemsize, np.uint8), *consts], m * n * 4,
                               grid, Work.REGISTER_TILES)
 
     chosen = candidates[autotune.choose(("gemm.cl", *sorted(base.items())), len(candidates), 2 * m * n * k, trial)]
     d, consts, grid = specialise(chosen)
-    ctx.emit("gemm.cl", d, [a, *(ctx.constant(c) for c in consts)], [out], grid, Work.REGISTER_TILES)
+    emit_with_requantization(ctx, "gemm.cl", d, [a, *(ctx.constant(c) for c in consts)], grid, Work.REGISTER_TILES,
+                             quant, m, n, act, io_type)

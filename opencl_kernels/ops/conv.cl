@@ -2,30 +2,28 @@
  * (1x1 filters with stride 1 and no padding take gemm.cl instead).
  * Work item (GLOBAL_ID 0, 1, 2) = (channel block, pixel block along x, n*OH + oy).
  * w: repacked at lowering to [COB][KH][KW][CI][CB] (output channels rounded up to COB*CB, zero
- *    padded), so each work item streams its own weights at unit stride; ACC_T = float, or int holding
- *    (q_w - zp_w).   bias: [COB*CB] ACC_T.
+ *    padded), so each work item streams its own weights at unit stride; MAC_T (the type of the
+ *    products and their sum) = float, or for quant8 int holding (q_w - zp_w), or float holding it where
+ *    every partial sum is an integer below 2^24 (exact; faster on CPUs).  bias: [COB*CB] ACC_T (float
+ *    or int), added after the sum.
  * The tile loops are fully unrolled (#pragma unroll, literal trip counts): PoCL keeps the PX x CB
  * accumulators in registers and the CB-wide weight row becomes one vector (SLP); only the reduction
  * loops remain (with UNROLL_TAPS, few input channels, the filter taps are unrolled too).  Out-of-image taps are masked (clamped address, value selected to 0), not branched.
- * QUANT: qp = [COP multipliers, COP shifts]; out = clamp(ZO + MBQM(acc, m, s), ACT_MIN, ACT_MAX). */
-KERNEL void ${KERNEL_NAME}(GLOBAL const ${T}* RESTRICT in, GLOBAL const ${ACC_T}* RESTRICT w,
-                           GLOBAL const ${ACC_T}* RESTRICT bias,
-#if ${QUANT}
-                           GLOBAL const int* RESTRICT qp,
-#endif
-                           GLOBAL ${T}* RESTRICT out) {
+ * QUANT: out (OUT_T = int) receives the int32 sums with the bias; conv_requantize.cl requantizes them.
+ * Otherwise OUT_T = T = float. */
+KERNEL void ${KERNEL_NAME}(GLOBAL const ${T}* RESTRICT in, GLOBAL const ${MAC_T}* RESTRICT w,
+                           GLOBAL const ${ACC_T}* RESTRICT bias, GLOBAL ${OUT_T}* RESTRICT out) {
     const int cb = GLOBAL_ID(0);
     const int pb = GLOBAL_ID(1);
     const int row = GLOBAL_ID(2);
     if (cb >= ${COB} || pb >= ${PBLOCKS} || row >= ${ROWS}) return;
     const int co0 = cb * ${CB};
-    GLOBAL const ${ACC_T}* RESTRICT wb = w + cb * (${KH} * ${KW} * ${CI} * ${CB});
-    ${ACC_T} acc[${PX}][${CB}];
+    GLOBAL const ${MAC_T}* RESTRICT wb = w + cb * (${KH} * ${KW} * ${CI} * ${CB});
+    ${MAC_T} acc[${PX}][${CB}];
 #pragma unroll
     for (int j = 0; j < ${CB}; ++j) {
-        const ${ACC_T} b0 = bias[co0 + j];
 #pragma unroll
-        for (int p = 0; p < ${PX}; ++p) acc[p][j] = b0;
+        for (int p = 0; p < ${PX}; ++p) acc[p][j] = (${MAC_T})0;
     }
     const int n = row / ${OH};
     const int oy = row % ${OH};
@@ -48,18 +46,18 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const ${T}* RESTRICT in, GLOBAL const ${ACC_T}
                 ok[p] = oky && ix >= 0 && ix < ${W};
                 off[p] = ok[p] ? ((n * ${H} + iy) * ${W} + ix) * ${CI} : 0;
             }
-            GLOBAL const ${ACC_T}* RESTRICT wk = wb + (ky * ${KW} + kx) * (${CI} * ${CB});
+            GLOBAL const ${MAC_T}* RESTRICT wk = wb + (ky * ${KW} + kx) * (${CI} * ${CB});
 #if ${UNROLL_TAPS}
 #pragma unroll
 #endif
             for (int ci = 0; ci < ${CI}; ++ci) {
-                ${ACC_T} wv[${CB}];
+                ${MAC_T} wv[${CB}];
 #pragma unroll
                 for (int j = 0; j < ${CB}; ++j) wv[j] = wk[ci * ${CB} + j];
 #pragma unroll
                 for (int p = 0; p < ${PX}; ++p) {
-                    const ${ACC_T} v = (${ACC_T})in[off[p] + ci] - (${ACC_T})${ZX};
-                    const ${ACC_T} x = ok[p] ? v : (${ACC_T})0;
+                    const ${MAC_T} v = (${MAC_T})in[off[p] + ci] - (${MAC_T})${ZX};
+                    const ${MAC_T} x = ok[p] ? v : (${MAC_T})0;
 #pragma unroll
                     for (int j = 0; j < ${CB}; ++j) acc[p][j] += x * wv[j];
                 }
@@ -80,12 +78,9 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const ${T}* RESTRICT in, GLOBAL const ${ACC_T}
             if (co >= ${CO}) break;              /* partial last channel block */
 #endif
 #if ${QUANT}
-            int q = ${ZO} + MBQM(acc[p][j], qp[co], qp[${COP} + co]);
-            q = q < ${ACT_MIN} ? ${ACT_MIN} : q;
-            q = q > ${ACT_MAX} ? ${ACT_MAX} : q;
-            out[obase + co] = (${T})q;
+            out[obase + co] = (int)acc[p][j] + bias[co];   /* conv_requantize.cl finishes */
 #else
-            float v = acc[p][j];
+            float v = acc[p][j] + bias[co];
 #if ${HAS_ACT}
             v = v < ${ACT_FMIN} ? ${ACT_FMIN} : v;   /* std::min(std::max(v, lo), hi): a NaN goes through */
             v = ${ACT_FMAX} < v ? ${ACT_FMAX} : v;

@@ -2,10 +2,13 @@
  * Consecutive work items are consecutive channels (unit-stride loads and stores), and the body is
  * straight-line (KH, KW, PX are literals; out-of-image taps are masked, never branched around, and
  * the epilogue uses selects rather than fmin/fmax calls), so PoCL vectorises the work-item loop
- * across channels.  Input channel = co / M.
- * w: [KH][KW][CO] ACC_T (float, or int q_w - zp_w); bias [CO] ACC_T.
+ * across channels.  Per filter row the RW input columns under the tile are loaded (and masked) once
+ * and shared by its KW taps (fewer loads: 1.2x on stride 2).  Input channel = co / M.
+ * w: [KH][KW][CO] MAC_T (the type of the products and their sum: float, or for quant8 int holding
+ * q_w - zp_w, or float holding it where every partial sum is an integer below 2^24: exact);
+ * bias [CO] ACC_T (float or int), added after the sum.
  * QUANT: qp = [CO multipliers, CO shifts]. */
-KERNEL void ${KERNEL_NAME}(GLOBAL const ${T}* RESTRICT in, GLOBAL const ${ACC_T}* RESTRICT w,
+KERNEL void ${KERNEL_NAME}(GLOBAL const ${T}* RESTRICT in, GLOBAL const ${MAC_T}* RESTRICT w,
                            GLOBAL const ${ACC_T}* RESTRICT bias,
 #if ${QUANT}
                            GLOBAL const int* RESTRICT qp,
@@ -19,27 +22,31 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const ${T}* RESTRICT in, GLOBAL const ${ACC_T}
     const int n = row / ${OH};
     const int oy = row % ${OH};
     const int ox0 = pb * ${PX};
-    ${ACC_T} acc[${PX}];
-    const ${ACC_T} b0 = bias[co];
+    ${MAC_T} acc[${PX}];
 #pragma unroll
-    for (int p = 0; p < ${PX}; ++p) acc[p] = b0;
+    for (int p = 0; p < ${PX}; ++p) acc[p] = (${MAC_T})0;
 #pragma unroll
     for (int ky = 0; ky < ${KH}; ++ky) {
         const int iy = oy * ${SH} - ${PT} + ky * ${DH};
         const int oky = iy >= 0 && iy < ${H};
         const int rbase = (n * ${H} + (oky ? iy : 0)) * ${W};
+        /* the input row under the tile, loaded once: RW = (PX - 1) * SW + (KW - 1) * DW + 1 columns */
+        ${MAC_T} xr[${RW}];
+#pragma unroll
+        for (int t = 0; t < ${RW}; ++t) {
+            const int ix = ox0 * ${SW} - ${PL} + t;
+            const int ok = oky && ix >= 0 && ix < ${W};
+            const ${MAC_T} v = (${MAC_T})in[(rbase + (ok ? ix : 0)) * ${CI} + ci] - (${MAC_T})${ZX};
+            xr[t] = ok ? v : (${MAC_T})0;
+        }
 #pragma unroll
         for (int kx = 0; kx < ${KW}; ++kx) {
-            const ${ACC_T} wv = w[(ky * ${KW} + kx) * ${CO} + co];
+            const ${MAC_T} wv = w[(ky * ${KW} + kx) * ${CO} + co];
 #pragma unroll
-            for (int p = 0; p < ${PX}; ++p) {
-                const int ix = (ox0 + p) * ${SW} - ${PL} + kx * ${DW};
-                const int ok = oky && ix >= 0 && ix < ${W};
-                const ${ACC_T} v = (${ACC_T})in[(rbase + (ok ? ix : 0)) * ${CI} + ci] - (${ACC_T})${ZX};
-                acc[p] += (ok ? v : (${ACC_T})0) * wv;
-            }
+            for (int p = 0; p < ${PX}; ++p) acc[p] += xr[p * ${SW} + kx * ${DW}] * wv;
         }
     }
+    const ${ACC_T} b0 = bias[co];
 #if ${QUANT}
     const int qm = qp[co];
     const int qs = qp[${CO} + co];
@@ -52,12 +59,12 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const ${T}* RESTRICT in, GLOBAL const ${ACC_T}
 #endif
         const int o = ((n * ${OH} + oy) * ${OW} + ox) * ${CO} + co;
 #if ${QUANT}
-        int q = ${ZO} + MBQM(acc[p], qm, qs);
+        int q = ${ZO} + MBQM((int)acc[p] + b0, qm, qs);
         q = q < ${ACT_MIN} ? ${ACT_MIN} : q;
         q = q > ${ACT_MAX} ? ${ACT_MAX} : q;
         out[o] = (${T})q;
 #else
-        float v = acc[p];
+        float v = acc[p] + b0;
 #if ${HAS_ACT}
         v = v < ${ACT_FMIN} ? ${ACT_FMIN} : v;   /* std::min(std::max(v, lo), hi): a NaN goes through */
         v = ${ACT_FMAX} < v ? ${ACT_FMAX} : v;

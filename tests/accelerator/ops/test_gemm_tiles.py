@@ -44,18 +44,50 @@ SHAPES = {"conv": ((1, (7, 7), 24, 40), 49, 24, 40), "fc": ((3, 37, 21), 3, 37, 
 def _cases():
     for kind, (_, m, k, n) in SHAPES.items():
         for quant in (False, True):
-            for index in range(len(gemm.tiles(m, k, n, quant))):
+            # quant8 sums this short are exact in float: the float tiles apply
+            for index in range(len(gemm.tiles(m, k, n, False))):
                 yield kind, quant, index
 
 
 @pytest.mark.parametrize("kind,quant,index", list(_cases()))
 def test_every_candidate_tile_matches_the_reference(accelerator, monkeypatch, kind, quant, index):
-    monkeypatch.setattr(autotune, "choose", lambda key, count, flops, trial: index)
+    counts = []
+
+    def forced(key, count, flops, trial):
+        counts.append(count)
+        return index
+
+    monkeypatch.setattr(autotune, "choose", forced)
+    monkeypatch.setenv("GPU_DRIVER_PRIVATE_CACHE", "0")   # compile: the lowering must run
     rng = np.random.default_rng(31)
     shape = SHAPES[kind][0]
     args, outs = _conv1x1(rng, quant, *shape, act=3) if kind == "conv" else _fc(rng, quant, *shape, act=1)
     check_op(accelerator, OP.CONV_2D if kind == "conv" else OP.FULLY_CONNECTED, args, outs, rng,
-             what=f"tile {gemm.tiles(*SHAPES[kind][1:], quant)[index]}")
+             what=f"tile {gemm.tiles(*SHAPES[kind][1:], False)[index]}")
+    assert counts == [len(gemm.tiles(*SHAPES[kind][1:], False))]
+
+
+@pytest.mark.parametrize("kind", ["gemm", "conv"])
+def test_int32_products_where_float_would_not_be_exact(accelerator, kind):
+    """Quant8 sums too long for float (K·max|x − zx|·max|w − zw| ≥ 2^24) take the int32 products,
+    also exact; the short ones above take float."""
+    rng = np.random.default_rng(41)
+    x, out = In(Q8A, (2, 1100) if kind == "gemm" else (1, 5, 6, 130), 0.5, 127), Out(Q8A, 40.0, 100)
+    if kind == "gemm":
+        w = rng.integers(0, 256, (7, 1100))
+        args = [x, Const(Q8A, w, 0.03, 120), Const(I32T, rng.integers(-800, 800, (7,)), 0.5 * 0.03), i32(1)]
+        assert gemm.mac_type(_requant(), "uchar", 1100, w.astype(np.int32) - 120) == "int"
+    else:
+        w = rng.integers(0, 256, (9, 3, 3, 130))
+        args = [x, Const(Q8A, w, 0.03, 120), Const(I32T, rng.integers(-800, 800, (9,)), 0.5 * 0.03),
+                *[i32(1)] * 4, i32(1), i32(1), i32(0)]
+        assert gemm.mac_type(_requant(), "uchar", 9 * 130, w.astype(np.int32) - 120) == "int"
+    check_op(accelerator, OP.FULLY_CONNECTED if kind == "gemm" else OP.CONV_2D, args, [out], rng, what=kind)
+
+
+def _requant():
+    from gpu_driver.ops.fused_activation import Requantization
+    return Requantization(input_zero_point=127)
 
 
 def test_tiles_default_first_and_valid():

@@ -1,0 +1,20 @@
+/* The requantisation of a quantized convolution's int32 sums (sum of products + bias, [rows][C], as
+ * conv.cl and gemm.cl write them for quant8):
+ *     out[i] = clamp(ZO + MBQM(acc[i], qp[c], qp[CP + c]), ACT_MIN, ACT_MAX),  c = i % C,
+ * qp = [CP multipliers, CP shifts]; without PER_CHANNEL every channel has the literal MULT, SHIFT
+ * (qp is not read).  One work item per element with a loop-free body, so PoCL
+ * vectorises MBQM's 64-bit arithmetic across work items (inside the tiled kernels it stayed scalar
+ * and cost more than the products). */
+KERNEL void ${KERNEL_NAME}(GLOBAL const int* RESTRICT acc, GLOBAL const int* RESTRICT qp, GLOBAL ${T}* RESTRICT out) {
+    const int i = GLOBAL_ID(0);
+    if (i >= ${COUNT}) return;
+#if ${PER_CHANNEL}
+    const int c = i % ${C};
+    int q = ${ZO} + MBQM(acc[i], qp[c], qp[${CP} + c]);
+#else
+    int q = ${ZO} + MBQM(acc[i], ${MULT}, ${SHIFT});
+#endif
+    q = q < ${ACT_MIN} ? ${ACT_MIN} : q;
+    q = q > ${ACT_MAX} ? ${ACT_MAX} : q;
+    out[i] = (${T})q;
+}
