@@ -30,6 +30,8 @@ from .server import check_socket_path, default_socket_path, peer_credentials
 from .session import FENCE_EVENTFD, FENCE_FAILED, FENCE_HANDLE, POOL_MEMORY, POOL_TOKEN, PROTOCOL_VERSION
 
 Completion = Callable[[int, Any], None]
+#: how long connecting waits for the server's answer to hello
+HELLO_TIMEOUT_S = 30.0
 
 
 class Outgoing:
@@ -138,7 +140,9 @@ class Connection:
                                         daemon=True)
         self._reader.start()
         try:
+            self._sock.settimeout(HELLO_TIMEOUT_S)  # a server that accepts but never answers
             info = self.call("hello", (PROTOCOL_VERSION,))
+            self._sock.settimeout(None)
             self.devices = [RemoteDevice(self, i, entry) for i, entry in enumerate(info)]
         except Exception:
             self.close()

@@ -310,3 +310,20 @@ def test_waited_for_client_fences_are_limited(make_server):
         gates[1].signal()
         gates[2].signal()
         assert fence.wait(10) is FenceState.SIGNALED
+
+
+def test_connecting_to_a_server_that_never_answers_times_out(socket_dir, monkeypatch):
+    import socket as socket_module
+
+    from gpu_driver.service import client
+
+    monkeypatch.setattr(client, "HELLO_TIMEOUT_S", 0.5)
+    listener = socket_module.socket(socket_module.AF_UNIX, socket_module.SOCK_STREAM)
+    listener.bind(str(socket_dir / "mute.sock"))
+    listener.listen(1)  # accepts (in the kernel), never answers
+    try:
+        started = time.monotonic()
+        assert _status(lambda: gd.connect(socket_dir / "mute.sock")) == ErrorStatus.DEAD_OBJECT
+        assert time.monotonic() - started < 10
+    finally:
+        listener.close()
