@@ -8,6 +8,12 @@ through a server in another process (``python -m gpu_driver serve``), synchronou
 
 The remote burst sends only the request's arguments and the pools' numbers per execution; the server
 keeps the pools mapped by slot and the validated binding (gpu_driver.service.session).
+
+How to read: a remote execution adds two cross-process wake-ups (the server's session thread, then
+the caller), two system calls each way and the message encoding to the local work, a roughly fixed
+cost; the ratio therefore depends on how cheap the local path is at that moment.  The alternating
+group is the comparison (same moments, same cache state); the one-after-the-other group shows each
+path undisturbed.
 """
 import os
 import socket

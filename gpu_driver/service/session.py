@@ -222,8 +222,9 @@ class Session:
         """Send a reply or notification; False when the client is gone."""
         try:
             frame = wire.encode(message, self.limits.max_message_bytes)
-        except DriverError as exc:  # a result too large to send
-            frame = wire.encode((message[0], int(ErrorStatus.GENERAL_FAILURE), (exc.message, ())))
+        except DriverError as exc:  # a result too large to send: its call fails instead
+            failed = (int(ErrorStatus.GENERAL_FAILURE), (exc.message, ()))
+            frame = wire.encode(message[:2] + failed if message[0] == "done" else (message[0], *failed))
         with self._send_lock:
             if self._closed:
                 return False
