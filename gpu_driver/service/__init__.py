@@ -2,7 +2,7 @@
 processes use them through :func:`connect` with the API of local devices.
 
 Modules: ``wire`` (framing, descriptors), ``codec`` (HAL values in messages), ``server`` (listening,
-credentials), ``session`` (one client's handles and calls), ``fence_relay`` (fences as eventfds),
+credentials), ``session`` (one client's handles and calls), ``fence_relay`` (fences as pipes),
 ``client`` (the connection), ``remote_device`` and ``remote_prepared_model`` (the client-side HAL
 objects).
 """

@@ -25,9 +25,9 @@ from ..hal.types import ErrorStatus
 from ..memory import Memory
 from ..runtime.sync_fence import FenceState, SyncFence
 from . import wire
-from .fence_relay import fence_to_eventfd
+from .fence_relay import fence_to_pipe
 from .server import check_socket_path, default_socket_path, peer_credentials
-from .session import FENCE_EVENTFD, FENCE_FAILED, FENCE_HANDLE, POOL_MEMORY, POOL_TOKEN, PROTOCOL_VERSION
+from .session import FENCE_FAILED, FENCE_HANDLE, FENCE_PIPE, POOL_MEMORY, POOL_TOKEN, PROTOCOL_VERSION
 
 Completion = Callable[[int, Any], None]
 #: how long connecting waits for the server's answer to hello
@@ -62,7 +62,7 @@ class Outgoing:
         return tuple(out)
 
     def fences(self, fences: Sequence[SyncFence]) -> tuple:
-        """How the server waits for each fence: its own fence by handle, any other through an eventfd."""
+        """How the server waits for each fence: its own fence by handle, any other through a pipe."""
         out = []
         for fence in fences:
             state = fence.get_state()
@@ -70,13 +70,15 @@ class Outgoing:
             if state is FenceState.SIGNALED:
                 continue
             if state is FenceState.ERROR:
-                out.append((FENCE_FAILED, 0))
+                error = fence.error
+                out.append((FENCE_FAILED, (int(error.status), error.message) if error is not None else
+                            (int(ErrorStatus.GENERAL_FAILURE), "signalled with an error")))
             elif handle is not None and getattr(fence, "connection", None) is self.conn:
                 out.append((FENCE_HANDLE, handle))
             else:
-                fd = fence_to_eventfd(fence)
+                fd = fence_to_pipe(fence)
                 self.close_after.append(fd)
-                out.append((FENCE_EVENTFD, len(self.fds)))
+                out.append((FENCE_PIPE, len(self.fds)))
                 self.fds.append(fd)
         return tuple(out)
 
@@ -248,6 +250,12 @@ class Connection:
         self._pools[key] = (weakref.ref(memory), pool_id)
         weakref.finalize(memory, self._pool_collected, key, pool_id)
         return pool_id
+
+    def sent_pool_id(self, memory) -> int | None:
+        """The number naming ``memory`` on the server, or None when it was never sent."""
+        with self._send_lock:
+            entry = self._pools.get(id(memory))
+            return entry[1] if entry is not None and entry[0]() is memory else None
 
     def _pool_collected(self, key: int, pool_id: int) -> None:
         entry = self._pools.get(key)

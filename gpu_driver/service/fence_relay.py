@@ -1,45 +1,72 @@
-"""Sync fences across the process boundary, as eventfds.
+"""Sync fences across the process boundary, as pipes.
 
-The client side turns any :class:`SyncFence` into an eventfd (:func:`fence_to_eventfd`) that it sends
-with SCM_RIGHTS; when the fence leaves ACTIVE it writes 1 (SIGNALED) or 2 (ERROR) to it.  The server
-side (:class:`EventfdRelay`) watches such descriptors with one thread and signals a local stand-in
-fence when one becomes readable, so fenced work on the server waits on it without a waiting thread
-per fence.
+The client side turns any :class:`SyncFence` into the read end of a pipe (:func:`fence_to_pipe`) that
+it sends with SCM_RIGHTS; when the fence leaves ACTIVE it writes its outcome — SIGNALED, or ERROR
+with the error's status and message — and closes the write end.  The server side
+(:class:`FenceRelay`) watches such descriptors with one thread and signals a local stand-in fence
+when one becomes readable, so fenced work on the server waits on it without a waiting thread per
+fence.  A pipe closed without an outcome (the client died, or dropped the fence) is an ERROR.
 """
 from __future__ import annotations
 
 import logging
 import os
+import select
 import selectors
+import struct
 import threading
 
 from ..errors import DriverError, failure
+from ..hal.types import ErrorStatus
 from ..runtime.sync_fence import FenceState, SyncFence
 from .wire import dead
 
 log = logging.getLogger("gpu_driver.service")
 
-SIGNALED, ERROR = 1, 2
+SIGNALED, ERROR = b"\x01", b"\x02"
+_ERROR = struct.Struct("<cI")  # ERROR, the error's status; its message follows
 
 
-def fence_to_eventfd(fence: SyncFence) -> int:
-    """An eventfd that receives 1 when ``fence`` signals and 2 when it enters ERROR; closed by the
-    fence's done-callback, so the caller sends it before the fence can signal or sends a duplicate."""
-    fd = os.eventfd(0, os.EFD_CLOEXEC)
-    dup = os.dup(fd)
+def fence_to_pipe(fence: SyncFence) -> int:
+    """The read end of a pipe that receives ``fence``'s outcome; the caller sends it and closes it."""
+    read_end, write_end = os.pipe2(os.O_CLOEXEC)
 
     def done(f: SyncFence) -> None:
         try:
-            os.eventfd_write(fd, ERROR if f.get_state() is FenceState.ERROR else SIGNALED)
+            if f.get_state() is FenceState.ERROR:
+                error = f.error
+                status = int(error.status) if error is not None else int(ErrorStatus.GENERAL_FAILURE)
+                message = (error.message if error is not None else "signalled with an error").encode()
+                os.write(write_end, _ERROR.pack(ERROR, status) + message[:select.PIPE_BUF - _ERROR.size])
+            else:
+                os.write(write_end, SIGNALED)
+        except OSError:  # the server is gone
+            pass
         finally:
-            os.close(fd)
+            os.close(write_end)
 
     fence.add_done_callback(done)
-    return dup
+    return read_end
 
 
-class EventfdRelay:
-    """One thread that signals stand-in fences when their client's eventfd becomes readable."""
+def _outcome(data: bytes) -> DriverError | None:
+    """What the client wrote: None for SIGNALED, the error otherwise."""
+    if data == SIGNALED:
+        return None
+    if data[:1] == ERROR and len(data) >= _ERROR.size:
+        _, status = _ERROR.unpack_from(data)
+        try:
+            status = ErrorStatus(status)
+        except ValueError:
+            status = ErrorStatus.GENERAL_FAILURE
+        return DriverError(status, data[_ERROR.size:].decode(errors="replace"))
+    if not data:
+        return dead("the client's fence went away before it signalled (the client closed it or died)")
+    return failure(f"the client's fence sent a malformed outcome {data[:16]!r}")
+
+
+class FenceRelay:
+    """One thread that signals stand-in fences when their client's pipe becomes readable."""
 
     def __init__(self) -> None:
         self._selector = selectors.DefaultSelector()
@@ -52,7 +79,8 @@ class EventfdRelay:
         self._thread.start()
 
     def watch(self, fd: int) -> SyncFence:
-        """A fence that signals when the client writes ``fd`` (owned from now on, closed once read)."""
+        """A fence that signals with what the client writes to the pipe ``fd`` (owned from now on,
+        closed once read)."""
         fence = SyncFence()
         with self._lock:
             if self._closed:
@@ -101,13 +129,15 @@ class EventfdRelay:
                         pass
                     continue
                 try:
-                    value = os.eventfd_read(fd)
+                    data = os.read(fd, select.PIPE_BUF)
                 except BlockingIOError:
                     continue
+                except OSError as exc:
+                    data = f"unreadable: {exc}".encode()
                 with self._lock:
                     fence = self._forget(fd)
                 if fence is not None:
-                    error = None if value == SIGNALED else failure("the client's fence entered the error state")
+                    error = _outcome(data)
                     log.debug("fence relay: client fence on fd %d %s", fd, "signalled" if error is None else "failed")
                     self._finish([fence], error)
             with self._lock:

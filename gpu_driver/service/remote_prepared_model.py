@@ -3,13 +3,14 @@
 :class:`RemotePreparedModel` is a :class:`~gpu_driver.runtime.prepared_model.PreparedModel` whose HAL
 entry points run on the server: synchronous, asynchronous (a Future), fenced (a
 :class:`RemoteSyncFence` signalled by the server's notification; the fences it waits for cross as
-eventfds or, when they are the server's own, by handle), bursts and reusable executions.  The numpy
+pipes or, when they are the server's own, by handle), bursts and reusable executions.  The numpy
 convenience :meth:`PreparedModel.execute` works unchanged on top.  Request pools cross once per
 connection (see gpu_driver.service.client); a burst's executions send only the request's arguments
 and the pools' numbers.
 """
 from __future__ import annotations
 
+import threading
 import weakref
 from concurrent.futures import Future
 from typing import Sequence
@@ -88,7 +89,8 @@ class RemotePreparedModel(PreparedModel):
     def execute_asynchronously(self, request: Request, measure_timing: MeasureTiming = MeasureTiming.NO,
                                deadline: int | None = None, loop_timeout_duration: int | None = None) -> Future:
         """HAL ``execute_1_3`` on the server: a bad request raises here; the Future holds (output
-        shapes, timing) or the execution's DriverError (DEAD_OBJECT if the service dies meanwhile)."""
+        shapes, timing) or the execution's DriverError (DEAD_OBJECT if the service dies meanwhile).
+        It counts as running from its launch (the server does not report when its job starts)."""
         future: Future = Future()
         future.set_running_or_notify_cancel()
 
@@ -108,7 +110,7 @@ class RemotePreparedModel(PreparedModel):
                        loop_timeout_duration: int | None = None,
                        timeout_after_fence: int | None = None) -> tuple[SyncFence, FencedExecutionCallback]:
         """HAL ``executeFenced`` on the server; ``wait_for`` may hold any SyncFence (the server's own
-        fences by handle, others through eventfds)."""
+        fences by handle, others through pipes)."""
         fences = check_fences(wait_for)
         base = self._request_args(request)
         return _fenced_call(self.connection, "execute_fenced", lambda out: (
@@ -144,7 +146,9 @@ class RemoteBurst(Burst):
         """HAL ``IBurstContext::freeMemory``: forget the memory of ``slot`` here and on the server."""
         memory = self._memories.get(slot) if isinstance(slot, int) else None
         super().free_memory(slot)
-        self.connection.call("burst_free", lambda out: (self.handle, out.pool(memory)))
+        pool_id = self.connection.sent_pool_id(memory)
+        if pool_id is not None:  # never sent: the server's burst never held it
+            self.connection.call("burst_free", (self.handle, pool_id))
 
     def execute_synchronously(self, request: Request, memory_identifiers: Sequence[int],
                               measure_timing: MeasureTiming = MeasureTiming.NO, deadline: int | None = None,
@@ -175,11 +179,18 @@ class RemoteReusableExecution(ReusableExecution):
         self.prepared_model = prepared_model
         self.handle = handle
         self.connection = prepared_model.connection
+        self._busy = threading.Lock()
         weakref.finalize(self, self.connection.release_handle, handle)
 
     def compute(self, deadline: int | None = None) -> tuple[list[OutputShape], Timing]:
-        """HAL ``IExecution::computeSynchronously`` on the server."""
-        return codec.decode_result(self.connection.call("reusable_compute", (self.handle, deadline)))
+        """HAL ``IExecution::computeSynchronously`` on the server (one computation at a time: a second
+        one meanwhile is GENERAL_FAILURE, as locally)."""
+        if not self._busy.acquire(blocking=False):
+            raise failure("the reusable execution is already computing (one computation at a time)")
+        try:
+            return codec.decode_result(self.connection.call("reusable_compute", (self.handle, deadline)))
+        finally:
+            self._busy.release()
 
     def compute_fenced(self, wait_for: Sequence[SyncFence] = (), deadline: int | None = None,
                        timeout_after_fence: int | None = None) -> tuple[SyncFence, FencedExecutionCallback]:

@@ -25,7 +25,7 @@ from ..runtime.device import Device
 from ..runtime.discovery import get_device, get_devices
 from ..state import default_state_dir
 from . import codec
-from .fence_relay import EventfdRelay
+from .fence_relay import FenceRelay
 from .session import Limits, Session
 
 log = logging.getLogger("gpu_driver.service")
@@ -101,7 +101,7 @@ class Server:
         self.device_info = tuple(_device_info(d) for d in self.devices)
         self.limits = limits or Limits()
         self.max_clients = max_clients
-        self.relay = EventfdRelay()
+        self.relay = FenceRelay()
         self._sessions: set[Session] = set()
         self._lock = threading.Lock()
         self._closed = threading.Event()

@@ -39,8 +39,9 @@ log = logging.getLogger("gpu_driver.service")
 PROTOCOL_VERSION = 1
 #: request pools: a pool the client sent (by its id) or a driver buffer (by token)
 POOL_MEMORY, POOL_TOKEN = 0, 1
-#: fences a fenced execution waits for: one of this session's fences, a client eventfd, or a failed one
-FENCE_HANDLE, FENCE_EVENTFD, FENCE_FAILED = 0, 1, 2
+#: fences a fenced execution waits for: one of this session's fences, a client's fence as a pipe, or a failed
+#: one (with its error)
+FENCE_HANDLE, FENCE_PIPE, FENCE_FAILED = 0, 1, 2
 
 
 #: notifications queued for a client that does not read them before its connection is closed
@@ -60,7 +61,7 @@ class Limits:
     max_pools: int = 4096
     #: handles of every kind alive at once (bursts, executions, fences, …)
     max_handles: int = 65536
-    #: the client's own fences (eventfds) that the server waits for at once
+    #: the client's own fences (pipes) that the server waits for at once
     max_client_fences: int = 256
     #: the largest message accepted
     max_message_bytes: int = wire.MAX_MESSAGE_BYTES
@@ -149,7 +150,7 @@ class Session:
         self.pools: dict[int, Memory] = {}
         self.buffer_bytes: dict[int, int] = {}  # token -> bytes counted against the limit
         self._next_handle = 1
-        self._client_fences: list[SyncFence] = []  # stand-ins for the client's fences (eventfds)
+        self._client_fences: list[SyncFence] = []  # stand-ins for the client's fences (pipes)
         self._handlers: dict[str, Handler] = {
             "hello": self._hello, "supported": self._supported, "prepare": self._prepare,
             "prepare_from_cache": self._prepare_from_cache, "execute": self._execute,
@@ -328,7 +329,7 @@ class Session:
             kind, value = check_seq(entry, "fence", 2)
             if kind == FENCE_HANDLE:
                 fences.append(self._get(value, SyncFence, "fence"))
-            elif kind == FENCE_EVENTFD:
+            elif kind == FENCE_PIPE:
                 with self._state_lock:
                     self._client_fences = [f for f in self._client_fences if f.get_state() is FenceState.ACTIVE]
                     if len(self._client_fences) >= self.limits.max_client_fences:
@@ -338,8 +339,9 @@ class Session:
                     self._client_fences.append(fence)
                 fences.append(fence)
             elif kind == FENCE_FAILED:
+                status, message = check_seq(value, "failed fence", 2)
                 fence = SyncFence()
-                fence.signal(failure("the client's fence had entered the error state"))
+                fence.signal(DriverError(ErrorStatus(check_int(status, "fence error status")), str(message)))
                 fences.append(fence)
             else:
                 raise invalid(f"unknown fence kind {kind!r}")
