@@ -10,6 +10,8 @@ from __future__ import annotations
 import weakref
 from typing import Sequence
 
+import numpy as np
+
 from ..cache.files import handle_fd
 from ..errors import invalid
 from ..hal import serialize
@@ -145,16 +147,20 @@ class RemoteDevice(Device):
         handle, token = self.connection.call("allocate", (self.index, tuple(desc.dimensions), tuple(handles),
                                                           roles(input_roles, "input_roles"),
                                                           roles(output_roles, "output_roles")))
-        return RemoteBuffer(self, handle, token), token
-
-    def resolve_buffer_token(self, token: int):
-        raise invalid("buffers of a remote device are resolved by the server")
+        buffer = RemoteBuffer(self, handle, token)
+        self.buffers.add(buffer)  # resolve_buffer_token answers while the client holds it, as locally
+        return buffer, token
 
 
 def _attach(out, fds: list[int]) -> int:
     """Append a serialized model's descriptors (they come first in the call's descriptors); their count."""
     out.fds.extend(fds)
     return len(fds)
+
+
+def _pool_or_none(out, memory):
+    """The number of a pool that crosses; None for anything else (the server's rules refuse it)."""
+    return out.pool(memory) if isinstance(memory, Memory) else None
 
 
 class RemoteBuffer:
@@ -174,21 +180,40 @@ class RemoteBuffer:
     def token(self) -> int:
         return self._token
 
+    def _info(self) -> tuple:
+        return self.device.connection.call("buffer_info", (self.handle,))
+
+    @property
+    def initialized(self) -> bool:
+        """Whether the buffer holds a value (asked of the server, as the next three)."""
+        return self._info()[0]
+
+    @property
+    def dimensions(self) -> tuple[int, ...]:
+        """The current dimensions."""
+        return tuple(self._info()[1])
+
+    @property
+    def nbytes(self) -> int | None:
+        """Byte size of the current value (None while its shape is unknown)."""
+        return self._info()[2]
+
+    @property
+    def is_tensor(self) -> bool:
+        return self._info()[3]
+
     def copy_to(self, dst: Memory) -> None:
         """HAL ``IBuffer::copyTo``: the whole value into ``dst`` (mapped by the server, no copy through the
-        socket)."""
-        if not isinstance(dst, Memory):
-            raise invalid(f"copy_to: {dst!r} is not a Memory")
-        self.device.connection.call("copy_to", lambda out: (self.handle, out.new_pools, out.pool(dst)))
+        socket).  The server applies every rule (a ``dst`` that is no pool: GENERAL_FAILURE)."""
+        self.device.connection.call("copy_to", lambda out: (self.handle, out.new_pools, _pool_or_none(out, dst)))
 
     def copy_from(self, src: Memory, dimensions: Sequence[int] = ()) -> None:
-        """HAL ``IBuffer::copyFrom``: replace the value with ``src``'s bytes, of shape ``dimensions``."""
-        if not isinstance(src, Memory):
-            raise invalid(f"copy_from: {src!r} is not a Memory")
-        if not isinstance(dimensions, (list, tuple)):
-            raise invalid(f"copy_from: dimensions must be a list of integers, got {dimensions!r}")
-        self.device.connection.call("copy_from", lambda out: (self.handle, out.new_pools, out.pool(src),
-                                                              tuple(dimensions)))
+        """HAL ``IBuffer::copyFrom``: replace the value with ``src``'s bytes, of shape ``dimensions``; the
+        server applies every rule (and leaves the buffer uninitialized when one fails)."""
+        dims = [int(d) if isinstance(d, np.integer) else d for d in dimensions] \
+            if isinstance(dimensions, (list, tuple)) else None
+        self.device.connection.call("copy_from", lambda out: (self.handle, out.new_pools, _pool_or_none(out, src),
+                                                              dims))
 
     def __repr__(self) -> str:
         return f"<RemoteBuffer token={self._token} on {self.device.name}>"

@@ -158,7 +158,7 @@ class Session:
             "burst_new": self._burst_new, "burst": self._burst, "burst_free": self._burst_free,
             "reusable_new": self._reusable_new, "reusable_compute": self._reusable_compute,
             "reusable_fenced": self._reusable_fenced, "allocate": self._allocate, "copy_to": self._copy_to,
-            "copy_from": self._copy_from, "release": self._release,
+            "copy_from": self._copy_from, "buffer_info": self._buffer_info, "release": self._release,
         }
 
     # ---- the connection ----------------------------------------------------------------------------------
@@ -543,13 +543,20 @@ class Session:
 
     def _copy_to(self, args, fds, call_id):
         handle, new_pools, pool_id = check_seq(args, "copy_to", 3)
+        buffer = self._get(handle, DriverBuffer, "buffer")
         self._add_pools(new_pools, fds)
-        self._get(handle, DriverBuffer, "buffer").copy_to(self._pool(pool_id))
+        buffer.copy_to(None if pool_id is None else self._pool(pool_id))  # None: no pool (refused by the rules)
 
     def _copy_from(self, args, fds, call_id):
         handle, new_pools, pool_id, dims = check_seq(args, "copy_from", 4)
+        buffer = self._get(handle, DriverBuffer, "buffer")
         self._add_pools(new_pools, fds)
-        self._get(handle, DriverBuffer, "buffer").copy_from(self._pool(pool_id), list(check_seq(dims, "dimensions")))
+        buffer.copy_from(None if pool_id is None else self._pool(pool_id), dims)
+
+    def _buffer_info(self, args, fds, call_id):
+        (handle,) = check_seq(args, "buffer_info", 1)
+        buffer = self._get(handle, DriverBuffer, "buffer")
+        return buffer.initialized, tuple(buffer.dimensions), buffer.nbytes, buffer.is_tensor
 
     def _release(self, args, fds, call_id):
         handles, pool_ids = check_seq(args, "release", 2)

@@ -108,6 +108,18 @@ def spawn_server(socket_dir):
         proc.stderr.close()
 
 
+@pytest.fixture(scope="module")
+def suite_service():
+    """A connection to an in-process server, for a whole module (the local suites run remotely)."""
+    directory = Path(tempfile.mkdtemp(prefix="gds", dir="/tmp"))
+    server = Server(directory / "suite.sock", served_device_names()).start()
+    conn = gd.connect(server.path)
+    yield conn
+    conn.close()
+    server.close()
+    shutil.rmtree(directory, ignore_errors=True)
+
+
 @pytest.fixture(params=served_device_names())
 def device_pair(request, remote):
     """(local device, the same device through the service)."""

@@ -2,9 +2,6 @@
 devices through the service: the ``device`` fixture gives remote devices here."""
 import pytest
 
-import gpu_driver as gd
-from gpu_driver.service import Server
-
 from tests.execution.conftest import *  # noqa: F401,F403  (the suites' fixtures: jobs, models)
 from tests.execution.test_asynchronous import *  # noqa: F401,F403
 from tests.execution.test_burst_and_reusable import *  # noqa: F401,F403
@@ -21,19 +18,6 @@ del test_deadline_passing_while_queued  # noqa: F821
 del test_high_priority_overtakes_queued_low  # noqa: F821
 
 
-@pytest.fixture(scope="module")
-def service(tmp_path_factory):
-    import tempfile
-    from pathlib import Path
-
-    path = Path(tempfile.mkdtemp(prefix="gds", dir="/tmp")) / "suite.sock"
-    server = Server(path, served_device_names()).start()
-    conn = gd.connect(path)
-    yield conn
-    conn.close()
-    server.close()
-
-
 @pytest.fixture(params=served_device_names())
-def device(request, service):
-    return service.get_device(request.param)
+def device(request, suite_service):
+    return suite_service.get_device(request.param)
