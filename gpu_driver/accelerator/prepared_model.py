@@ -53,20 +53,21 @@ COMPILE_TIME = CompileTime()
 
 @dataclass
 class PoolPlan:
-    """How the arguments of one bound request reach one executable's buffers, worked out at its first
-    execution: numpy views of the host pools it uploads from and downloads into (no array is built per
-    execution), the memory-domain buffers bound to the kernels in place, and the arguments that need
-    more than a copy (other driver buffers, hardware buffers, read-only mappings) for bind_input /
-    bind_output.  The output shapes were checked against the request's buffers when it was made."""
+    """How the arguments of one request reach one executable's buffers, worked out at its first
+    execution and shared by every binding of the same request (it names pools by position and holds
+    none): the host pools it uploads from and downloads into, the memory-domain buffers bound to the
+    kernels in place, and the arguments that need more than a copy (other driver buffers, hardware
+    buffers, read-only mappings) for bind_input / bind_output.  The output shapes were checked against
+    the request's buffers when it was made."""
 
     exe: Executable
     output_dims: list[list[int]]
-    uploads: list = field(default_factory=list)            # (model input buffer, host bytes)
+    uploads: list = field(default_factory=list)            # (model input buffer, pool, offset, nbytes)
     inputs: list = field(default_factory=list)             # (arg, pool, buffer, nbytes) for bind_input
-    inputs_in_place: list = field(default_factory=list)    # (driver buffer, model buffer, nbytes)
-    downloads: list = field(default_factory=list)          # (model output buffer, host bytes)
+    inputs_in_place: list = field(default_factory=list)    # (pool, model buffer, nbytes)
+    downloads: list = field(default_factory=list)          # (model output buffer, pool, offset, nbytes)
     outputs: list = field(default_factory=list)            # (arg, pool, buffer, nbytes, shape) for bind_output
-    outputs_in_place: list = field(default_factory=list)   # (driver buffer, model buffer, shape)
+    outputs_in_place: list = field(default_factory=list)   # (pool, model buffer, shape)
 
 
 @dataclass
@@ -213,11 +214,17 @@ class AcceleratorPreparedModel(PreparedModel):
         return spec
 
     def _specialization_for(self, request: BoundRequest) -> Specialization:
-        plans = request.device_plans
-        if not self._value_positions:  # the same specialisation for every run of this binding
-            spec = plans.get("specialization")
-            if spec is None:
-                spec = plans["specialization"] = self._specialization(request.shapes.inputs)
+        plans = request.shared_plans
+        if not self._value_positions:  # the same specialisation for every run of this request
+            cached = plans.get("specialization")
+            if cached is not None:
+                sig, spec = cached
+                with self._spec_lock:
+                    if self._specs.get(sig) is spec:  # not evicted: now the most recently used
+                        self._specs.move_to_end(sig)
+                        return spec
+            spec = self._specialization(request.shapes.inputs)
+            plans["specialization"] = (self._signature_of(request.shapes.inputs), spec)
             return spec
         read = self.read_inputs(request, self._value_positions)
         values = {p: read[p] for p in self._value_positions if read[p] is not None}
@@ -232,13 +239,13 @@ class AcceleratorPreparedModel(PreparedModel):
         # instead of one per copy is most of the per-execution overhead of a small model.
         with spec.lock:
             after: list = []  # host steps once the device is done (driver buffers marked written)
-            staged = self._enqueue_inputs(plan, exe, after)
+            staged = self._enqueue_inputs(request, plan, after)
             marks = self._enqueue_launches(exe, ctx)
             word = exe.enqueue_status_read()
             if word is not None:
                 self.launcher.finish()
                 exe.check_status(word)  # bad data seen by a kernel: GENERAL_FAILURE, no output delivered
-            self._enqueue_outputs(plan, after)
+            self._enqueue_outputs(request, plan, after)
             self.launcher.finish(self.spin_ns)
             for step in after:
                 step()
@@ -247,72 +254,88 @@ class AcceleratorPreparedModel(PreparedModel):
         return [OutputShape(list(dims), True) for dims in plan.output_dims], device_ns
 
     def _pool_plan(self, request: BoundRequest, exe: Executable, in_place: bool) -> PoolPlan:
-        """The PoolPlan of ``request`` on ``exe``, made at its first execution and kept with the binding.
-        ``in_place``: memory-domain buffers are bound to the kernels instead of copied."""
-        plans = request.device_plans
+        """The PoolPlan of ``request`` on ``exe``, made at its first execution and kept with the request's
+        bindings.  ``in_place``: memory-domain buffers are bound to the kernels instead of copied."""
+        plans = request.shared_plans
         key = (id(exe), in_place)
         plan = plans.get(key)
         if plan is not None and plan.exe is exe:
             return plan
         plan = PoolPlan(exe, [s.dimensions for s in self.check_output_sizes(request, exe.output_shapes)])
+        pools = request.pools
         for arg, (buffer, nbytes) in zip(request.inputs, exe.inputs):
             if arg.has_no_value or not nbytes:
                 continue
-            pool = request.pools[arg.location.pool_index]
-            if in_place and isinstance(pool, DriverBuffer) and exe.in_place_ok(buffer):
-                plan.inputs_in_place.append((pool, buffer, nbytes))
-            elif isinstance(pool, Memory) and not isinstance(pool, HardwareBuffer):
-                plan.uploads.append((buffer, np.frombuffer(pool.view(), np.uint8, nbytes, arg.location.offset)))
+            at = arg.location.pool_index
+            if in_place and isinstance(pools[at], DriverBuffer) and exe.in_place_ok(buffer):
+                plan.inputs_in_place.append((at, buffer, nbytes))
+            elif isinstance(pools[at], Memory) and not isinstance(pools[at], HardwareBuffer):
+                plan.uploads.append((buffer, at, arg.location.offset, nbytes))
             else:
-                plan.inputs.append((arg, pool, buffer, nbytes))
+                plan.inputs.append((arg, at, buffer, nbytes))
         for arg, (buffer, nbytes, shape) in zip(request.outputs, exe.outputs):
-            pool = request.pools[arg.location.pool_index]
-            view = pool.view() if isinstance(pool, Memory) and not isinstance(pool, HardwareBuffer) else None
+            at = arg.location.pool_index
+            pool = pools[at]
+            host = isinstance(pool, Memory) and not isinstance(pool, HardwareBuffer)
             if in_place and isinstance(pool, DriverBuffer) and exe.in_place_ok(buffer):
-                plan.outputs_in_place.append((pool, buffer, shape))
-            elif view is not None and not view.readonly and nbytes:
-                plan.downloads.append((buffer, np.frombuffer(view, np.uint8, nbytes, arg.location.offset)))
+                plan.outputs_in_place.append((at, buffer, shape))
+            elif host and nbytes and not pool.view().readonly:
+                plan.downloads.append((buffer, at, arg.location.offset, nbytes))
             else:
-                plan.outputs.append((arg, pool, buffer, nbytes, shape))
+                plan.outputs.append((arg, at, buffer, nbytes, shape))
         if len(plans) > 8:  # executables of evicted specialisations
             plans.clear()
         plans[key] = plan
         return plan
 
-    def _enqueue_inputs(self, plan: PoolPlan, exe: Executable, after: list) -> list:
-        """Enqueue the uploads of ``plan``'s inputs and bind its memory-domain buffers in place (their
-        commit appended to ``after``).  Returns the host arrays other enqueued uploads read (keep them
-        alive until the device is done)."""
-        upload = self.allocator.upload
-        for buffer, data in plan.uploads:
-            upload(buffer, data, blocking=False)
-        staged = [self.bind_input(arg, pool, buffer, nbytes, blocking=False)
-                  for arg, pool, buffer, nbytes in plan.inputs]
-        rebinds = []
-        for pool, buffer, nbytes in plan.inputs_in_place:
-            src, _dims = pool.device_input()
-            if src.nbytes < nbytes:
-                raise failure(f"driver buffer {pool.token} holds {src.nbytes} bytes, the input needs {nbytes}")
-            rebinds.append((buffer, src))
-        for pool, buffer, shape in plan.outputs_in_place:
-            rebinds.append((buffer, pool.device_output(shape)))
-            after.append(functools.partial(pool.commit_output, shape))
-        exe.bind_in_place(rebinds)
-        return staged
+    @staticmethod
+    def _host_views(request: BoundRequest, plan: PoolPlan) -> tuple[list, list]:
+        """(uploads, downloads) of ``plan`` as (model buffer, numpy view of the host pool) pairs, made
+        once per binding (a burst's or reusable execution's binding keeps them)."""
+        views = request.device_plans.get(id(plan))
+        if views is None or views[0] is not plan:
+            pools = request.pools
+            views = request.device_plans[id(plan)] = (plan, *(
+                [(buffer, np.frombuffer(pools[at].view(), np.uint8, nbytes, offset))
+                 for buffer, at, offset, nbytes in copies] for copies in (plan.uploads, plan.downloads)))
+        return views[1], views[2]
 
-    def _enqueue_outputs(self, plan: PoolPlan, after: list) -> None:
+    def _enqueue_inputs(self, request: BoundRequest, plan: PoolPlan, after: list) -> list:
+        """Bind ``plan``'s memory-domain buffers in place (their commit appended to ``after``), then
+        enqueue the uploads of its inputs: the host work comes first, so the copies and the launches
+        reach the device back to back.  Returns the host arrays other enqueued uploads read (keep them
+        alive until the device is done)."""
+        pools = request.pools
+        rebinds = []
+        for at, buffer, nbytes in plan.inputs_in_place:
+            src, _dims = pools[at].device_input()
+            if src.nbytes < nbytes:
+                raise failure(f"driver buffer {pools[at].token} holds {src.nbytes} bytes, the input needs {nbytes}")
+            rebinds.append((buffer, src))
+        for at, buffer, shape in plan.outputs_in_place:
+            rebinds.append((buffer, pools[at].device_output(shape)))
+            after.append(functools.partial(pools[at].commit_output, shape))
+        plan.exe.bind_in_place(rebinds)
+        upload = self.allocator.upload
+        for buffer, data in self._host_views(request, plan)[0]:
+            upload(buffer, data, blocking=False)
+        return [self.bind_input(arg, pools[at], buffer, nbytes, blocking=False)
+                for arg, at, buffer, nbytes in plan.inputs]
+
+    def _enqueue_outputs(self, request: BoundRequest, plan: PoolPlan, after: list) -> None:
         """Enqueue the delivery of ``plan``'s copied outputs (host steps appended to ``after``)."""
+        pools = request.pools
         download = self.allocator.download
-        for buffer, out in plan.downloads:
+        for buffer, out in self._host_views(request, plan)[1]:
             download(buffer, out, blocking=False)
-        for arg, pool, buffer, nbytes, shape in plan.outputs:
-            self.bind_output(arg, pool, buffer, nbytes, shape, blocking=False, after=after)
+        for arg, at, buffer, nbytes, shape in plan.outputs:
+            self.bind_output(arg, pools[at], buffer, nbytes, shape, blocking=False, after=after)
 
     def _bind_inputs(self, request: BoundRequest, exe: Executable) -> list:
         """Enqueue every given input as a copy into the model's own input buffers (the kernels bound to
         them again); returns the host arrays the enqueued uploads read."""
         plan = self._pool_plan(request, exe, in_place=False)
-        return [*self._enqueue_inputs(plan, exe, []), plan]
+        return [*self._enqueue_inputs(request, plan, []), plan]
 
     #: with a deadline, the launch list is enqueued in at most this many segments, the deadline checked
     #: between them (each check waits for the device: a few µs to tens of µs)
@@ -360,10 +383,10 @@ class AcceleratorPreparedModel(PreparedModel):
             plan = self._pool_plan(work.bound, exe, in_place=False)
             after: list = []  # host steps once the device is done
             with spec.lock:
-                staged = self._enqueue_inputs(plan, exe, after)
+                staged = self._enqueue_inputs(work.bound, plan, after)
                 marks = [exe.enqueue(timed=work.ctx.measure)]
                 word = exe.enqueue_status_read()
-                self._enqueue_outputs(plan, after)
+                self._enqueue_outputs(work.bound, plan, after)
                 marker = self.launcher.marker()
         except DriverError as exc:
             work.fail(exc)

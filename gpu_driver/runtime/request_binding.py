@@ -40,9 +40,12 @@ class BoundRequest:
     shapes: RequestShapes
     #: the driver buffers this request writes as outputs
     output_buffers: list[DriverBuffer] = field(default_factory=list)
-    #: what a device derives from this binding for one of its executables, kept for the binding's life
-    #: (a burst's or a reusable execution's binding runs many times)
+    #: what a device derives from this binding, kept for the binding's life (a burst's or a reusable
+    #: execution's binding runs many times): host views of its pools
     device_plans: dict = field(default_factory=dict)
+    #: what a device derives from the request that holds no pool (its specialisation, the plan of its
+    #: arguments): shared by every binding a BindingCache serves for the same request
+    shared_plans: dict = field(default_factory=dict)
 
     def begin(self) -> None:
         """The execution starts: its output buffers are uninitialized until it writes them (so a failed
@@ -110,6 +113,7 @@ class _CachedBinding:
     tokens: list[bool]                           # per pool: named by a memory-domain token
     output_pools: list[int]                      # pool positions of the driver buffers written as outputs
     input_dims: list[tuple[int, tuple]]          # (pool position, dims) of each driver-buffer input
+    shared_plans: dict                           # BoundRequest.shared_plans of every binding served
 
 
 class BindingCache:
@@ -174,7 +178,7 @@ class BindingCache:
             if not arg.has_no_value and tokens[arg.location.pool_index]:
                 input_dims.append((arg.location.pool_index, tuple(arg.dimensions)))
         return _CachedBinding(bound.inputs, bound.outputs, bound.shapes, refs, tokens,
-                              [positions[id(b)] for b in bound.output_buffers], input_dims)
+                              [positions[id(b)] for b in bound.output_buffers], input_dims, bound.shared_plans)
 
     @staticmethod
     def _reuse(prepared_model, entry: _CachedBinding, request_pools) -> BoundRequest | None:
@@ -192,7 +196,7 @@ class BindingCache:
             if not buf.initialized or tuple(buf.dimensions) != dims:
                 return None
         return BoundRequest(entry.inputs, entry.outputs, pools, entry.shapes,
-                            [pools[i] for i in entry.output_pools])
+                            [pools[i] for i in entry.output_pools], shared_plans=entry.shared_plans)
 
 
 def _check_image_buffers(request: Request) -> None:
