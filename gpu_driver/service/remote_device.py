@@ -104,7 +104,9 @@ class RemoteDevice(Device):
 
     def prepare_model_from_cache(self, model_cache: Sequence, data_cache: Sequence, token: bytes,
                                  deadline: int | None = None) -> RemotePreparedModel:
-        """HAL ``prepareModelFromCache_1_3`` on the server's device, from the client's cache files."""
+        """HAL ``prepareModelFromCache_1_3`` on the server's device, from the client's cache files.  The
+        prepared model's ``model`` holds the inputs and outputs only (what requests need): the
+        operations and constants stay on the server."""
         check_cache_arguments(self, model_cache, data_cache, token, exact=True)
         cache_fds = [handle_fd(h) for h in (*model_cache, *data_cache)]
 
