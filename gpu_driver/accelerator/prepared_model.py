@@ -8,9 +8,12 @@ tensor or an axis given as a model input), per value.
 
 Hooks:
 - model cache: :meth:`AcceleratorPreparedModel.cache_payload` and AcceleratorDevice.load_prepared;
-- request pools: :meth:`AcceleratorPreparedModel.bind_input` / :meth:`AcceleratorPreparedModel.bind_output`
-  are the only places they are touched; device-resident pools (this device's driver-managed buffers,
-  hardware buffers in its memory) are copied device-to-device, never through the host.
+- request pools: a :class:`PoolPlan` (made once per request and executable) says how each argument
+  reaches the kernels: host memory is uploaded / downloaded through numpy views made once per
+  binding, this device's driver-managed buffers are bound to the kernels in place, and everything
+  else goes through :meth:`AcceleratorPreparedModel.bind_input` /
+  :meth:`AcceleratorPreparedModel.bind_output` (device-resident pools, such as hardware buffers in
+  this device's memory, copied device-to-device, never through the host).
 """
 from __future__ import annotations
 
