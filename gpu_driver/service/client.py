@@ -1,9 +1,10 @@
 """The client side of the service: :func:`connect` and the :class:`Connection` to a server.
 
-A connection sends calls from any thread (one lock around the socket's write side) and a reader
-thread delivers replies and completion notifications.  When the server dies or the connection
-breaks, every pending call, asynchronous execution and fence fails with DEAD_OBJECT at once and every
-later call raises it; :func:`connect` again once a server runs again.
+A connection sends calls from any thread (one lock around the socket's write side); replies and
+completion notifications are read by one thread at a time (see :class:`Connection`).  When the
+server dies or the connection breaks, every pending call, asynchronous execution and fence fails
+with DEAD_OBJECT at once and every later call raises it; :func:`connect` again once a server runs
+again.
 
 Memory pools cross once: the first call that uses a pool sends its descriptors and a description,
 later calls name it by a number; when the pool is garbage-collected the server is told to drop it.
@@ -198,13 +199,16 @@ class Connection:
                     out = Outgoing(self)
                     args = args(out)
                 wire.send_frame(self._sock, wire.encode((call_id, method, args)), out.fds if out else ())
-        except DriverError as exc:
+        except BaseException as exc:
             with self._lock:
                 self._pending.pop(call_id, None)
                 self._completions.pop(call_id, None)
+                promoted, pending.promoted = pending.promoted, False
+            if promoted:  # the reading role was handed to this call meanwhile: pass it on
+                self._hand_off()
             if out is not None:
                 self._forget_new_pools(out)
-            if exc.status == ErrorStatus.DEAD_OBJECT:
+            if isinstance(exc, DriverError) and exc.status == ErrorStatus.DEAD_OBJECT:
                 self._die(exc.message)
                 raise wire.dead(self._dead or exc.message) from None
             raise

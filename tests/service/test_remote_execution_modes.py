@@ -146,3 +146,39 @@ def test_completion_callbacks_may_call_the_service(prepared):
     assert results == [[1, N]]
     np.testing.assert_array_equal(out2.array(np.float32), x + 2 * y)
     np.testing.assert_array_equal(out3.array(np.float32), 2 * x)
+
+
+def test_many_threads_share_one_connection(prepared):
+    """Threads calling at once through one connection (sync, async, fenced, and calls refused before
+    they are sent) each get their own answers; nobody is left waiting."""
+    errors = []
+
+    def worker(k):
+        try:
+            x, y = np.full(N, k, np.float32), np.arange(N, dtype=np.float32)
+            a, b = SharedMemory.from_bytes(x.tobytes()), SharedMemory.from_bytes(y.tobytes())
+            for i in range(15):
+                out = SharedMemory(4 * N)
+                mode = (k + i) % 4
+                if mode == 0:
+                    prepared.execute_synchronously(add_request(a, b, out))
+                elif mode == 1:
+                    prepared.execute_asynchronously(add_request(a, b, out)).result(timeout=30)
+                elif mode == 2:
+                    assert prepared.execute_fenced(add_request(a, b, out))[0].wait(30) is FenceState.SIGNALED
+                else:
+                    bad = Request(add_request(a, b, out).inputs, add_request(a, b, out).outputs, [a, b, "x"])
+                    with pytest.raises(DriverError):
+                        prepared.execute_synchronously(bad)  # refused while the call is being built
+                    continue
+                np.testing.assert_array_equal(out.array(np.float32), x + y)
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not any(t.is_alive() for t in threads), "a call was left waiting"
+    assert not errors, errors[0]
