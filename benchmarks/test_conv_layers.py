@@ -43,8 +43,10 @@ def _layer(kind: str, h: int, cin: int, cout: int, k: int, stride: int, seed: in
         scale = np.float32(np.sqrt(2.0 / (k * k * (1 if kind == "dw" else cin))))
         bias = b.add_constant(T.TENSOR_FLOAT32, [cout], rng.uniform(-0.05, 0.05, cout).astype(np.float32))
         if kind == "dw":
-            w = b.add_constant(T.TENSOR_FLOAT32, [1, 3, 3, cout], rng.standard_normal((1, 3, 3, cout)).astype(np.float32) * scale)
-            b.add_operation(O.DEPTHWISE_CONV_2D, [x, w, bias, i32(SAME), i32(stride), i32(stride), i32(1), i32(RELU6)], [y])
+            w = b.add_constant(T.TENSOR_FLOAT32, [1, 3, 3, cout],
+                               rng.standard_normal((1, 3, 3, cout)).astype(np.float32) * scale)
+            b.add_operation(O.DEPTHWISE_CONV_2D,
+                            [x, w, bias, i32(SAME), i32(stride), i32(stride), i32(1), i32(RELU6)], [y])
             flops, name = 2 * ho * ho * cout * 9, f"depthwise 3×3 s{stride} {h}²×{cin}"
         else:
             w = b.add_constant(T.TENSOR_FLOAT32, [cout, k, k, cin],

@@ -35,14 +35,14 @@ def _width(n: int, most: int) -> int:
     return most if n >= most else 8 if n >= 8 else 4 if n >= 4 else n
 
 
-def tiles(m: int, k: int, n: int, quant: bool) -> list[Tile]:
-    """The candidate tiles of an M×K·K×N product, the default first.  Float products: 8 × 16 (two
-    8-wide vectors of weights by 8 rows, 16 accumulator registers) and a taller 12 × 16; when 8 does
-    not divide M but 7 or 6 does (7×7 and 14×14 maps), that many rows first (no partial row block:
-    measured 3-9 % faster on those layers).  Int32 products (``quant``; they spill beyond 4 × 8 on
-    PoCL): 4 × 8 and 4 × 16.  Tiles are clipped to the matrix; duplicates dropped."""
-    if quant:
-        shapes = [(4, 8), (4, 16)]
+def tiles(m: int, k: int, n: int, chunked: bool) -> list[Tile]:
+    """The candidate tiles of an M×K·K×N product, the default first: 8 × 16 (two 8-wide vectors of
+    weights by 8 rows, 16 accumulator registers) and a taller 12 × 16; when 8 does not divide M but
+    7 or 6 does (7×7 and 14×14 maps), that many rows first (no partial row block: measured 3-9 %
+    faster on those layers).  ``chunked`` sums (quant8, int totals beside the float sums: twice the
+    registers): 4 × 16 and 8 × 16.  Tiles are clipped to the matrix; duplicates dropped."""
+    if chunked:
+        shapes = [(4, 16), (8, 16)]
     else:
         shapes = [(8, 16), (12, 16)]
         if m % 8:
@@ -55,17 +55,23 @@ def tiles(m: int, k: int, n: int, quant: bool) -> list[Tile]:
     return found
 
 
-def mac_type(quant: Requantization | None, io_type: str, terms: int, weights: np.ndarray) -> str:
-    """The C type of the products and their sum for a sum of ``terms`` products of inputs (C type
-    ``io_type``, zero point from ``quant``) by centred integer ``weights``: "float" for float models,
-    and for quant8 too when every partial sum is an integer of magnitude below 2^24 (float sums them
-    exactly, and CPUs multiply floats faster than int32); else "int"."""
-    if quant is None:
-        return "float"
+def float_chunk(quant: Requantization, io_type: str, weights: np.ndarray) -> int:
+    """How many products of centred quant8 inputs (C type ``io_type``, zero point from ``quant``) by
+    the centred integer ``weights`` float sums exactly: every partial sum an integer of magnitude
+    below 2^24 (at least 258 for 8-bit operands)."""
     zp = quant.input_zero_point
     lo, hi = (-128, 127) if io_type == "char" else (0, 255)
-    bound = terms * max(hi - zp, zp - lo) * int(np.abs(weights).max(initial=0))
-    return "float" if bound < 2 ** 24 else "int"
+    largest = max(hi - zp, zp - lo) * int(np.abs(weights).max(initial=0))
+    return (2 ** 24 - 1) // largest if largest else 2 ** 24
+
+
+def mac_type(quant: Requantization | None, io_type: str, terms: int, weights: np.ndarray) -> str:
+    """The C type of the products and their sum for a sum of ``terms`` products: "float" for float
+    models, and for quant8 too when :func:`float_chunk` covers them all (exact, and CPUs multiply
+    floats faster than int32); else "int"."""
+    if quant is None or terms <= float_chunk(quant, io_type, weights):
+        return "float"
+    return "int"
 
 
 def quant_table(quant: Requantization, count: int, padded: int) -> np.ndarray:
@@ -104,8 +110,8 @@ def emit_with_requantization(ctx: LoweringContext, template: str, defines: dict,
     ctx.emit(template, dict(defines, OUT_T="int"), inputs, [sums], global_size, work)
     ctx.emit("conv_requantize.cl", {"T": io_type, "COUNT": count, "C": channels, "CP": channels,
                                     "PER_CHANNEL": int(quant.per_channel), "MULT": quant.output_multiplier[0],
-                                    "SHIFT": quant.output_shift[0], "ZO": quant.output_zero_point, "ACT_MIN": act["ACT_MIN"],
-                                    "ACT_MAX": act["ACT_MAX"]},
+                                    "SHIFT": quant.output_shift[0], "ZO": quant.output_zero_point,
+                                    "ACT_MIN": act["ACT_MIN"], "ACT_MAX": act["ACT_MAX"]},
              [sums, ctx.constant(quant_table(quant, channels, channels))], [ctx.output(0)], (count,), Work.ELEMENTS)
 
 
@@ -122,16 +128,17 @@ def _pack(weights: np.ndarray, bias: np.ndarray, nb: int) -> tuple[np.ndarray, n
 
 def lower_gemm(ctx: LoweringContext, a: TensorId, m: int, weights: np.ndarray, bias: np.ndarray,
                quant: Requantization | None, io_type: str, act: dict) -> None:
-    """Emit the node's output 0 ``[m, N] = act(bias + (a − zp) · weightsᵀ)`` for constant ``weights`` [N, K] (float32,
-    or int32 with the filter zero point already subtracted) and ``bias`` [N]; ``io_type`` is the C
-    type of ``a`` and ``out``, ``act`` the activation defines (lowering_helpers.act_defines).  Quant8
-    products are summed in float where that is exact (:func:`mac_type`)."""
+    """Emit the node's output 0, ``[m, N] = act(bias + (a − zp) · weightsᵀ)``, for constant ``weights``
+    [N, K] (float32, or int32 with the filter zero point already subtracted) and ``bias`` [N];
+    ``io_type`` is the C type of ``a`` and the output, ``act`` the activation defines
+    (lowering_helpers.act_defines).  Quant8 inputs are centred once into floats, and the products
+    summed in float in runs short enough to be exact (:func:`float_chunk`), the runs added up in int."""
     n, k = weights.shape
-    mac = mac_type(quant, io_type, k, weights)
-    weights = weights.astype(np.float32) if mac == "float" else weights
-    a, in_type, zx = centred_input(ctx, a, m * k, io_type, quant, mac)
-    base = {"T": in_type, "ACC_T": "int" if quant is not None else "float", "MAC_T": mac, "QUANT": int(quant is not None),
-            "M": m, "K": k, "N": n, "ZX": zx, **act}
+    chunk = min(k, float_chunk(quant, io_type, weights)) if quant is not None else k
+    weights = weights.astype(np.float32)
+    a, _, _ = centred_input(ctx, a, m * k, io_type, quant, "float")
+    base = {"ACC_T": "int" if quant is not None else "float", "QUANT": int(quant is not None), "M": m, "K": k,
+            "N": n, "KC": chunk, "CHUNKED": int(chunk < k), **act}
 
     def specialise(tile: Tile):
         w, b = _pack(weights, bias, tile.nb)
@@ -139,13 +146,12 @@ def lower_gemm(ctx: LoweringContext, a: TensorId, m: int, weights: np.ndarray, b
         d = dict(base, MB=tile.mb, NB=tile.nb, NBLOCKS=nblocks, MBLOCKS=mblocks)
         return d, [w, b], (nblocks, mblocks, 1)
 
-    candidates = tiles(m, k, n, mac == "int")
-    itemsize = 4 if in_type == "float" else 1
+    candidates = tiles(m, k, n, chunk < k)
 
     def trial(i: int) -> autotune.Trial:
         d, consts, grid = specialise(candidates[i])
         d["OUT_T"] = "int" if quant is not None else io_type
-        return autotune.Trial("gemm.cl", d, [np.zeros(m * k * itemsize, np.uint8), *consts], m * n * 4,
+        return autotune.Trial("gemm.cl", d, [np.zeros(m * k, np.float32), *consts], m * n * 4,
                               grid, Work.REGISTER_TILES)
 
     chosen = candidates[autotune.choose(("gemm.cl", *sorted(base.items())), len(candidates), 2 * m * n * k, trial)]

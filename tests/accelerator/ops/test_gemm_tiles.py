@@ -68,15 +68,17 @@ def test_every_candidate_tile_matches_the_reference(accelerator, monkeypatch, ki
 
 
 @pytest.mark.parametrize("kind", ["gemm", "conv"])
-def test_int32_products_where_float_would_not_be_exact(accelerator, kind):
-    """Quant8 sums too long for float (K·max|x − zx|·max|w − zw| ≥ 2^24) take the int32 products,
-    also exact; the short ones above take float."""
+def test_quant8_sums_too_long_for_one_float_run(accelerator, kind):
+    """Quant8 sums too long for float (K·max|x − zx|·max|w − zw| ≥ 2^24): the GEMM adds exact float
+    runs up in int (each run of float_chunk products; several runs, and a partial last one, here),
+    the direct convolution takes int32 products; both exact.  The short sums above take one run."""
     rng = np.random.default_rng(41)
     x, out = In(Q8A, (2, 1100) if kind == "gemm" else (1, 5, 6, 130), 0.5, 127), Out(Q8A, 40.0, 100)
     if kind == "gemm":
         w = rng.integers(0, 256, (7, 1100))
         args = [x, Const(Q8A, w, 0.03, 120), Const(I32T, rng.integers(-800, 800, (7,)), 0.5 * 0.03), i32(1)]
-        assert gemm.mac_type(_requant(), "uchar", 1100, w.astype(np.int32) - 120) == "int"
+        chunk = gemm.float_chunk(_requant(), "uchar", w.astype(np.int32) - 120)
+        assert 1100 // 4 < chunk < 1100 and 1100 % chunk
     else:
         w = rng.integers(0, 256, (9, 3, 3, 130))
         args = [x, Const(Q8A, w, 0.03, 120), Const(I32T, rng.integers(-800, 800, (9,)), 0.5 * 0.03),
@@ -94,7 +96,8 @@ def test_tiles_default_first_and_valid():
     assert gemm.tiles(3136, 128, 128, False) == [gemm.Tile(8, 16), gemm.Tile(12, 16)]
     assert gemm.tiles(49, 1024, 1024, False) == [gemm.Tile(7, 16), gemm.Tile(8, 16), gemm.Tile(12, 16)]
     assert gemm.tiles(3136, 144, 24, False) == [gemm.Tile(8, 16), gemm.Tile(12, 16)]
-    assert gemm.tiles(1, 1024, 1001, True) == [gemm.Tile(1, 8), gemm.Tile(1, 16)]
+    assert gemm.tiles(1, 1024, 1001, True) == [gemm.Tile(1, 16)]
+    assert gemm.tiles(49, 1024, 1024, True) == [gemm.Tile(4, 16), gemm.Tile(8, 16)]
     assert gemm.tiles(2, 5, 3, False) == [gemm.Tile(2, 3)]
 
 
