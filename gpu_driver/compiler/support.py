@@ -150,9 +150,14 @@ def support_graph(model: Model) -> Graph:
         patterns.append(optional)
     if patterns[0]:  # last, every one given (a 0 dimension may only be a size the request decides)
         patterns.append(set())
-    for omitted, size in itertools.product(patterns, REPRESENTATIVE_DIMS if any(dynamic) else REPRESENTATIVE_DIMS[:1]):
-        shapes = [None if p in omitted else tuple(d or size for d in o.dimensions)
+    sizes = list(REPRESENTATIVE_DIMS if any(dynamic) else REPRESENTATIVE_DIMS[:1])
+    if any(dynamic):  # then dimensions borrowed from known operands of the same rank (see _borrowed)
+        sizes += [("borrowed", k) for k in range(MAX_BORROWED)]
+    for omitted, size in itertools.product(patterns, sizes):
+        shapes = [None if p in omitted else _filled_dims(model, o.dimensions, size)
                   if OPERAND_TYPE_INFO[o.type].is_tensor else () for p, o in enumerate(declared)]
+        if any(s is False for s in shapes):
+            continue  # no k-th operand of that rank to borrow from
         candidates = [[None] if shapes[p] is None else _representative_values(model, p, shapes[p]) for p in valued]
         for combination in itertools.islice(itertools.product(*candidates), MAX_VALUE_COMBINATIONS):
             try:
@@ -165,6 +170,25 @@ def support_graph(model: Model) -> Graph:
             if count > best_count or (best is graph and omitted):  # omitted inputs: even undecoded
                 best, best_count = g, count
     return best
+
+
+#: at most this many known operand shapes are borrowed for unknown input dimensions (see _filled_dims)
+MAX_BORROWED = 8
+
+
+def _filled_dims(model: Model, dims, size) -> tuple[int, ...] | bool:
+    """``dims`` with its unknown (0) entries set: to ``size``, or, for ``("borrowed", k)``, from the
+    k-th distinct known shape of the same rank among the model's operands (an input concatenated
+    with, or added to, tensors of known shape needs their sizes, not a uniform one).  False when
+    there is no k-th such shape."""
+    if not isinstance(size, tuple):
+        return tuple(d or size for d in dims)
+    shapes = list(dict.fromkeys(tuple(o.dimensions) for o in model.main.operands
+                                if OPERAND_TYPE_INFO[o.type].is_tensor and len(o.dimensions) == len(dims)
+                                and o.dimensions and 0 not in o.dimensions))
+    if size[1] >= len(shapes):
+        return False
+    return tuple(d or b for d, b in zip(dims, shapes[size[1]]))
 
 
 def supported_nodes(model: Model, features: frozenset = frozenset({"fp64"})) -> list[bool]:

@@ -1,6 +1,7 @@
 """Models as TensorFlow's converter writes them (tests/tflite/keras_models/generate.py: common Keras
 architectures with seeded random weights — MobileNet v2, SE-ResNet blocks, a U-Net, a transformer
-encoder, a Keras 3 LSTM lowered to WHILE loops, 1-D dilated convolutions — float, and full-integer
+encoder, a Keras 3 LSTM lowered to WHILE loops (TensorList updates as slices and concatenations of
+loop-counter-dependent sizes), 1-D dilated convolutions — float, and full-integer
 int8 / uint8), imported and run on every device, judged against LiteRT (XNNPACK) on the same input.
 
 Float outputs must pass the whole-model fp32 rule (gpu_driver.mlts.accuracy); quantized outputs may
@@ -23,12 +24,9 @@ from gpu_driver.mlts.litert import LiteRT  # noqa: E402
 MODELS = Path(__file__).resolve().parent / "keras_models"
 NAMES = sorted(p.stem for p in MODELS.glob("*.tflite"))
 #: (model, device) pairs whose preparation or run takes long on PoCL (quantized kernels compile
-#: slowly; the WHILE-lowered LSTM is host-interpreted)
-SLOW = {("mobilenet_v2_035_96_int8", "opencl"), ("mobilenet_v2_035_96_uint8", "opencl")}
-#: (model, device): what an accelerator reports unsupported, and why
-UNSUPPORTED = {("lstm_classifier_float", "opencl"):
-               "the TensorList update in the WHILE body concatenates slices whose sizes depend on the loop "
-               "counter; CONCATENATION with data-dependent sizes is not lowered"}
+#: slowly; the WHILE-lowered LSTM compiles its loop body's data-dependent slices per iteration)
+SLOW = {("mobilenet_v2_035_96_int8", "opencl"), ("mobilenet_v2_035_96_uint8", "opencl"),
+        ("lstm_classifier_float", "opencl")}
 
 
 def _params():
@@ -59,12 +57,7 @@ def test_keras_model_matches_litert(name, device_name):
     data = (MODELS / f"{name}.tflite").read_bytes()
     imported = tflite.load_model(data)
     device = gpu_driver.get_device(device_name)
-    reason = UNSUPPORTED.get((name, device_name.split(":")[0]))
-    supported = device.get_supported_operations(imported.model)
-    if reason is not None:
-        assert not all(supported), f"{name} now runs on {device_name}: drop it from UNSUPPORTED"
-        pytest.skip(reason)
-    assert all(supported), f"{name}: unsupported on {device_name}"
+    assert all(device.get_supported_operations(imported.model)), f"{name}: unsupported on {device_name}"
     feed = _feed(imported, np.random.default_rng(3))
     ours = device.prepare_model(imported.model).execute(feed)
     expected = LiteRT(data).run(feed)
