@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import abc
 import errno
+import fcntl
 import mmap
 import os
 from typing import Any, Callable
@@ -47,18 +48,34 @@ def os_error(what: str, exc: Exception) -> DriverError:
     return failure(f"{what}: {exc}")
 
 
+#: the seals every memfd this library creates carries once sized: no process holding the fd can
+#: shrink it under another's mapping (which would fault that process with SIGBUS), grow it, or unseal it
+SIZE_SEALS = fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL
+
+
 def new_memfd(name: str, nbytes: int) -> int:
-    """A new anonymous shared-memory fd (close-on-exec) of ``nbytes`` bytes; DriverError when the OS refuses."""
+    """A new anonymous shared-memory fd (close-on-exec) of ``nbytes`` bytes, its size sealed
+    (:data:`SIZE_SEALS`); DriverError when the OS refuses."""
     try:
-        fd = os.memfd_create(name, os.MFD_CLOEXEC)
+        fd = os.memfd_create(name, os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
     except OSError as exc:
         raise os_error("cannot create shared memory", exc) from None
     try:
         os.ftruncate(fd, nbytes)
+        fcntl.fcntl(fd, fcntl.F_ADD_SEALS, SIZE_SEALS)
     except (OSError, OverflowError) as exc:
         os.close(fd)
         raise os_error(f"cannot size shared memory to {nbytes} bytes", exc) from None
     return fd
+
+
+def size_sealed(fd: int) -> bool:
+    """Whether ``fd`` is a memfd whose size no holder can change (F_SEAL_SHRINK and F_SEAL_GROW set)."""
+    try:
+        seals = fcntl.fcntl(fd, fcntl.F_GET_SEALS)
+    except OSError:
+        return False  # not a memfd (a regular file, a pipe…)
+    return seals & (fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW) == fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW
 
 
 def map_fd(what: str, fd: int, length: int, prot: int, offset: int = 0) -> mmap.mmap:

@@ -26,6 +26,7 @@ from ..hal import serialize
 from ..hal.model import BufferDesc, BufferRole, Request
 from ..hal.types import ErrorStatus, ExecutionPreference, MeasureTiming, Priority
 from ..memory import Memory, memory_from_description
+from ..memory.base import size_sealed
 from ..runtime.burst import Burst
 from ..runtime.driver_buffer import DriverBuffer
 from ..runtime.prepared_model import PreparedModel
@@ -296,6 +297,10 @@ class Session:
             if len(self.pools) >= self.limits.max_pools:
                 raise exhausted(f"per-client limit of {self.limits.max_pools} memory pools reached")
             desc = dict(desc, fds=[fds.get(i) for i in desc["fds"]])
+            if desc.get("kind") != "mmap_fd" and not all(isinstance(fd, int) and size_sealed(fd) for fd in desc["fds"]):
+                # a holder of an unsealed memfd could shrink it under the server's mapping (SIGBUS)
+                raise invalid(f"pool {pool_id}: shared memory must have its size sealed (F_SEAL_SHRINK, "
+                              "F_SEAL_GROW), as gpu_driver.SharedMemory and HardwareBuffer create it")
             memory = memory_from_description(desc)
             keep_fds_with(memory, fds)
             self.pools[pool_id] = memory

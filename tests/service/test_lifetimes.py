@@ -21,7 +21,7 @@ from gpu_driver.runtime.driver_buffer import DriverBuffer
 from gpu_driver.service.session import PROTOCOL_VERSION
 
 from .conftest import ROOT, python_env, served_device_names
-from .models import add_pools, add_request, add_request_model, check, four_models
+from .models import N, add_pools, add_request, add_request_model, check, four_models
 
 
 def _status(fn):
@@ -275,22 +275,43 @@ def test_a_client_that_does_not_read_does_not_stop_the_device(server, remote):
     del owners
 
 
-@pytest.mark.xfail(strict=True, reason="a client can shrink a pool's memfd after sending it; the server's mapping "
-                                       "then faults (SIGBUS). Needs SharedMemory created sealable with "
-                                       "F_SEAL_SHRINK and the server refusing unsealed descriptors")
-def test_a_client_shrinking_its_pool_does_not_kill_the_server(spawn_server):
+def test_a_client_cannot_shrink_its_pool_under_the_server(spawn_server):
+    """SharedMemory is created size-sealed: a client that tries to shrink a pool it sent (which would
+    fault the server's mapping with SIGBUS) is refused by the kernel, and the server keeps serving."""
     proc, path = spawn_server()
     with gd.connect(path) as conn:
         prepared = conn.get_device("reference").prepare_model(add_request_model())
-        _, _, a, b = add_pools()
+        x, y, a, b = add_pools()
         out = SharedMemory(64)
         prepared.execute_synchronously(add_request(a, b, out))
-        os.ftruncate(a.fds()[0], 0)
+        with pytest.raises(PermissionError):
+            os.ftruncate(a.fds()[0], 0)
+        prepared.execute_synchronously(add_request(a, b, out))
+        np.testing.assert_array_equal(out.array(np.float32, 0, N), x + y)
+    assert proc.poll() is None, f"the server died ({proc.returncode})"
+
+
+def test_an_unsealed_memfd_is_refused(spawn_server):
+    """A pool whose memfd is not size-sealed (the client made it itself) is refused with
+    INVALID_ARGUMENT; the session and the server go on."""
+    proc, path = spawn_server()
+    with gd.connect(path) as conn:
+        prepared = conn.get_device("reference").prepare_model(add_request_model())
+        x, y, a, b = add_pools()
+        fd = os.memfd_create("unsealed")
         try:
+            os.ftruncate(fd, 4 * N)
+            unsealed = SharedMemory(4 * N, fd=fd)
+            unsealed.write(0, x.tobytes())
+            with pytest.raises(DriverError) as err:
+                prepared.execute_synchronously(add_request(unsealed, b, SharedMemory(64)))
+            assert err.value.status == gd.ErrorStatus.INVALID_ARGUMENT and "sealed" in err.value.message
+            out = SharedMemory(64)
             prepared.execute_synchronously(add_request(a, b, out))
-        except DriverError:
-            pass
-    time.sleep(0.5)
+            np.testing.assert_array_equal(out.array(np.float32, 0, N), x + y)
+            unsealed.close()
+        finally:
+            os.close(fd)
     assert proc.poll() is None, f"the server died ({proc.returncode})"
 
 
