@@ -130,13 +130,24 @@ def _parse_range(text: str) -> tuple[float, float]:
     return lo, hi
 
 
+def _parse_int_range(text: str) -> tuple[int, int]:
+    try:
+        lo, hi = (int(v) for v in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected LOW,HIGH integers, got {text!r}") from None
+    if not lo <= hi:
+        raise argparse.ArgumentTypeError(f"LOW must not be above HIGH, got {text!r}")
+    return lo, hi
+
+
 def _run(args) -> int:
     import numpy as np
 
     from . import tflite
-    from .mlts.session import random_inputs
+    from .mlts.session import DEFAULT_INT_RANGE, random_inputs
 
     device = _device(args.device)
+    int_range = args.int_range or DEFAULT_INT_RANGE
     imported = tflite.load_model(args.model)
     given = {}
     for item in args.input or []:
@@ -144,7 +155,8 @@ def _run(args) -> int:
         if not path:
             raise SystemExit(f"gpu-driver: --input expects NAME=FILE.npy, got {item!r}")
         given[name] = np.load(path)
-    feed = random_inputs(imported.inputs, *args.range)
+    names_given = set(given)
+    feed = random_inputs(imported.inputs, *args.range, int_range=int_range)
     for k, spec in enumerate(imported.inputs):
         if spec.name in given:
             feed[k] = np.asarray(given.pop(spec.name), dtype=spec.dtype)
@@ -155,13 +167,21 @@ def _run(args) -> int:
     prepared = device.prepare_model(imported.model)
     prep = time.perf_counter() - t0
     t0 = time.perf_counter()
-    outputs = prepared.execute(feed)
+    try:
+        outputs = prepared.execute(feed)
+    except DriverError as exc:
+        drawn = [s.name for s in imported.inputs if s.dtype.kind in "iu" and s.name not in names_given]
+        if drawn:  # random integers are often indices (token ids) a model takes only in a range
+            raise SystemExit(f"gpu-driver: {exc}\n  (random integer inputs {', '.join(drawn)} were drawn from "
+                             f"[{int_range[0]}, {int_range[1]}]: give --int-range LOW,HIGH or "
+                             "--input NAME=FILE.npy)") from None
+        raise
     run_ms = (time.perf_counter() - t0) * 1e3
     print(f"{args.model} on {device.name}: prepared in {prep:.2f} s, executed in {run_ms:.2f} ms")
     for spec, out in zip(imported.outputs, outputs):
         out = np.asarray(out)
-        print(f"  {spec.name}: shape {list(out.shape)} {out.dtype}, min {out.min(initial=0):.4g}, "
-              f"max {out.max(initial=0):.4g}, mean {out.mean() if out.size else 0:.4g}")
+        low, high, mean = (out.min(), out.max(), out.mean()) if out.size else (0, 0, 0)
+        print(f"  {spec.name}: shape {list(out.shape)} {out.dtype}, min {low:.4g}, max {high:.4g}, mean {mean:.4g}")
     if args.output:
         np.savez(args.output, **{spec.name: np.asarray(o) for spec, o in zip(imported.outputs, outputs)})
         print(f"outputs written to {args.output}")
@@ -317,6 +337,9 @@ def main(argv=None) -> int:
     run.add_argument("--input", action="append", metavar="NAME=FILE.npy", help="an input's value (default: random)")
     run.add_argument("--range", type=_parse_range, default=(0.0, 1.0), metavar="LOW,HIGH",
                      help="range of random float inputs (default 0,1)")
+    run.add_argument("--int-range", type=_parse_int_range, default=None, metavar="LOW,HIGH",
+                     help="inclusive range of random integer inputs, e.g. token ids (default -128,255 "
+                          "clipped to the type)")
     run.add_argument("--output", metavar="FILE.npz", help="save the outputs, by name")
     bench = sub.add_parser("bench", help="latency of .tflite models (vs LiteRT with --compare litert); without "
                                          "models: MobileNet v1/v2 on a device vs the reference device")

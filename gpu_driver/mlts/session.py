@@ -56,8 +56,14 @@ class ModelResult:
         return self.ours.median / self.peer.median
 
 
-def random_inputs(specs, low: float, high: float, seed: int = 0) -> list[np.ndarray]:
-    """One input per spec: floats uniform in [low, high), integers uniform in their range."""
+#: integer inputs drawn at random by default: their type's range, clipped to this
+DEFAULT_INT_RANGE = (-128, 255)
+
+
+def random_inputs(specs, low: float, high: float, seed: int = 0,
+                  int_range: tuple[int, int] = DEFAULT_INT_RANGE) -> list[np.ndarray]:
+    """One input per spec: floats uniform in [low, high), integers uniform in ``int_range``
+    (inclusive) clipped to their type's range."""
     rng = np.random.default_rng(seed)
     out = []
     for s in specs:
@@ -68,7 +74,8 @@ def random_inputs(specs, low: float, high: float, seed: int = 0) -> list[np.ndar
             out.append(rng.integers(0, 2, shape).astype(np.bool_))
         else:
             info = np.iinfo(s.dtype)
-            out.append(rng.integers(max(info.min, -128), min(info.max, 255) + 1, shape).astype(s.dtype))
+            out.append(rng.integers(max(info.min, int_range[0]), min(info.max, int_range[1]) + 1,
+                                    shape).astype(s.dtype))
     return out
 
 

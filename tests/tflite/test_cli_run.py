@@ -1,0 +1,34 @@
+"""`gpu-driver run MODEL.tflite`: random integer inputs in a range the user states, and a hint when
+the drawn integers are out of what the model takes (token ids past an embedding table)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gpu_driver import cli
+
+MODEL = str(Path(__file__).resolve().parent / "keras_models" / "transformer_float.tflite")
+
+
+def test_int_range_draws_token_ids_the_embedding_takes(capsys):
+    assert cli.main(["run", MODEL, "--device", "reference", "--int-range", "0,99"]) == 0
+    out = capsys.readouterr().out
+    assert "shape [1, 3] float32" in out
+    low = float(out.split("min ")[1].split(",")[0])
+    assert low > 0  # a softmax: every probability positive (the minimum is reported, not capped at 0)
+
+
+def test_out_of_range_integers_get_a_hint(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["run", MODEL, "--device", "reference", "--int-range", "100,200"])
+    message = str(exit_.value)
+    assert "GATHER" in message and "--int-range" in message and "[100, 200]" in message
+
+
+@pytest.mark.parametrize("text", ["5,1", "a,b", "3"])
+def test_bad_int_range_is_a_usage_error(text, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["run", MODEL, "--int-range", text])
+    assert exit_.value.code == 2
+    assert "--int-range" in capsys.readouterr().err
