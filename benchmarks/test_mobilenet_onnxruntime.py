@@ -237,18 +237,27 @@ def test_quant8_vs_float(benchmark, pocl, name):
 
 # ---- the results page -----------------------------------------------------------------------------
 
+def _cpu_name() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            return next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
+    except (OSError, StopIteration):
+        return platform.processor() or platform.machine()
+
+
 def write_page(path: str, rounds: int = ROUNDS) -> str:
     import onnxruntime
 
     import gpu_driver as gd
     from benchmarks.test_conv_layers import layer_rows
+    from gpu_driver.compiler import autotune
 
     device = gd.get_device("opencl")
     lines = [f"# MobileNet on PoCL vs ONNX Runtime — {time.strftime('%Y-%m-%d', time.gmtime())}", "",
-             f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs; "
+             f"Machine: {_cpu_name()}, {os.cpu_count()} CPUs; "
              f"`uptime` load before: {os.getloadavg()[0]:.2f}; device {device.name} "
              f"({device.get_version_string()}); ONNX Runtime {onnxruntime.__version__} CPUExecutionProvider, "
-             f"{THREADS} threads.", "",
+             f"{THREADS} threads; tile tuning {'on' if autotune.enabled() else 'off'}.", "",
              "Command: `python -m benchmarks.test_mobilenet_onnxruntime --out PAGE`. One process, "
              f"alternating runs ({rounds} rounds after 3 warm-ups, medians; `PreparedModel.execute` with "
              "its copies vs `InferenceSession.run`), same weights (the zoo model exported to ONNX; outputs "

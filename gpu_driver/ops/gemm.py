@@ -83,6 +83,14 @@ def quant_table(quant: Requantization, count: int, padded: int) -> np.ndarray:
     return np.concatenate([m, s])
 
 
+def multiplier_defines(quant: Requantization | None) -> dict:
+    """PER_CHANNEL, and the per-tensor requantisation MULT and SHIFT as literals (a kernel that knows
+    the shift specialises MBQM on it: conv_requantize.cl measured 2.5x cheaper than with the table)."""
+    per_channel = quant is not None and quant.per_channel
+    return {"PER_CHANNEL": int(per_channel), "MULT": quant.output_multiplier[0] if quant else 0,
+            "SHIFT": quant.output_shift[0] if quant else 0}
+
+
 def centred_input(ctx: LoweringContext, a: TensorId, count: int, io_type: str, quant: Requantization | None,
                   mac: str) -> tuple[TensorId, str, int]:
     """(tensor, C type, zero point) the products read: for quant8 summed in float, the ``count``
@@ -109,8 +117,7 @@ def emit_with_requantization(ctx: LoweringContext, template: str, defines: dict,
     sums = ctx.scratch(np.int32, count)
     ctx.emit(template, dict(defines, OUT_T="int"), inputs, [sums], global_size, work)
     ctx.emit("conv_requantize.cl", {"T": io_type, "COUNT": count, "C": channels, "CP": channels,
-                                    "PER_CHANNEL": int(quant.per_channel), "MULT": quant.output_multiplier[0],
-                                    "SHIFT": quant.output_shift[0], "ZO": quant.output_zero_point,
+                                    **multiplier_defines(quant), "ZO": quant.output_zero_point,
                                     "ACT_MIN": act["ACT_MIN"], "ACT_MAX": act["ACT_MAX"]},
              [sums, ctx.constant(quant_table(quant, channels, channels))], [ctx.output(0)], (count,), Work.ELEMENTS)
 
