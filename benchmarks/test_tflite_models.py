@@ -1,9 +1,16 @@
-"""The shared production TF Lite models (../shared/models) on PoCL and on the reference device
-against LiteRT-XNNPACK (2 threads) in the same process, alternating: each round runs ours, then
-LiteRT (the round's untimed setup), on the same input.  extra_info carries LiteRT's median and the ratio ours ÷ LiteRT."""
+"""TF Lite models on PoCL and on the reference device against LiteRT-XNNPACK (2 threads) in the same
+process, alternating: each round runs ours, then LiteRT (the round's untimed setup), on the same
+input.  The models: the shared production ones (../shared/models) and the float Keras models of
+tests/tflite/keras_models (TensorFlow's converter output).  extra_info carries LiteRT's median and
+the ratio ours ÷ LiteRT; with benchmarking enabled the last test writes
+``benchmarks/results/<date>-tflite-models.md`` (the table and the geometric-mean ratio per device)."""
 from __future__ import annotations
 
+import datetime
+import math
+import os
 import statistics
+import subprocess
 import time
 from pathlib import Path
 
@@ -15,24 +22,38 @@ from gpu_driver import tflite
 pytest.importorskip("ai_edge_litert.interpreter")
 from gpu_driver.mlts.litert import LiteRT  # noqa: E402
 
-MODELS = Path(__file__).resolve().parents[2] / "shared" / "models"  # ../shared/models beside the checkout
-RANGES = {"face_detection_short_range": (-1.0, 1.0), "selfie_segmentation": (0.0, 1.0),
-          "hand_landmark_lite": (0.0, 1.0)}
+ROOT = Path(__file__).resolve().parents[1]
+MODELS = ROOT.parent / "shared" / "models"  # ../shared/models beside the checkout
+KERAS = ROOT / "tests" / "tflite" / "keras_models"
+#: model -> (path, input range); Keras token inputs take ids in [0, 50)
+RANGES = {"face_detection_short_range": (MODELS, (-1.0, 1.0)), "selfie_segmentation": (MODELS, (0.0, 1.0)),
+          "hand_landmark_lite": (MODELS, (0.0, 1.0)),
+          **{p.stem: (KERAS, (-1.0, 1.0)) for p in sorted(KERAS.glob("*_float.tflite"))}}
 ROUNDS = {"opencl": 40, "reference": 5}
+RESULTS = ROOT / "benchmarks" / "results"
+#: (model, device) -> (ours median ms, LiteRT median ms, rounds), for the results page
+MEASURED: dict[tuple[str, str], tuple[float, float, int]] = {}
+LOAD_BEFORE = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def _feed(imported, lo: float, hi: float) -> list[np.ndarray]:
+    rng = np.random.default_rng(0)
+    return [rng.uniform(lo, hi, s.shape).astype(s.dtype) if s.dtype.kind == "f"
+            else rng.integers(0, 50, s.shape).astype(s.dtype) for s in imported.inputs]
 
 
 @pytest.mark.parametrize("device_name", ["opencl", "reference"])
-@pytest.mark.parametrize("name", sorted(RANGES))
+@pytest.mark.parametrize("name", list(RANGES))
 def test_model_vs_litert(benchmark, name, device_name, pocl, reference):
-    path = MODELS / f"{name}.tflite"
+    folder, (lo, hi) = RANGES[name]
+    path = folder / f"{name}.tflite"
     if not path.exists():
         pytest.skip(f"{path} not present")
     data = path.read_bytes()
     imported = tflite.load_model(data)
     device = pocl if device_name == "opencl" else reference
     prepared = device.prepare_model(imported.model)
-    lo, hi = RANGES[name]
-    feed = [np.random.default_rng(0).uniform(lo, hi, s.shape).astype(np.float32) for s in imported.inputs]
+    feed = _feed(imported, lo, hi)
     peer = LiteRT(data, threads=2)
     for _ in range(3):
         prepared.execute(feed)
@@ -48,6 +69,49 @@ def test_model_vs_litert(benchmark, name, device_name, pocl, reference):
 
     benchmark.group = name
     benchmark.pedantic(prepared.execute, setup=run_peer, rounds=ROUNDS[device_name], iterations=1)
+    if benchmark.stats is None:  # --benchmark-disable: the model ran once, nothing to report
+        return
     ours, theirs = benchmark.stats.stats.median * 1e3, statistics.median(peer_ms)
     benchmark.extra_info.update(device=device.name, ours_median_ms=ours, litert_median_ms=theirs,
                                 ratio=ours / theirs, rounds=len(peer_ms))
+    MEASURED[(name, device_name)] = (ours, theirs, len(peer_ms))
+
+
+def _machine() -> str:
+    try:
+        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return next((line.split(":", 1)[1].strip() for line in out.splitlines() if line.startswith("Model name:")),
+                "unknown")
+
+
+def test_write_results():
+    """Write this run's table to benchmarks/results/<date>-tflite-models.md (benchmarking enabled)."""
+    if not MEASURED:
+        pytest.skip("nothing measured (benchmarks disabled or deselected)")
+    today = datetime.date.today().isoformat()
+    load_after = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    lines = [f"# TF Lite models against LiteRT, {today}", "",
+             f"Machine: {_machine()} (`lscpu`), {os.cpu_count()} CPUs, no GPU; load average (1, 5, 15 min) before "
+             f"{LOAD_BEFORE}, after {load_after}. PoCL as `opencl`.",
+             "Command: `python -m pytest benchmarks/test_tflite_models.py -p no:cacheprovider "
+             "--benchmark-json=benchmarks/results/<date>-tflite-models.json` (this page is written by its last "
+             "test). Each round runs ours, then LiteRT (XNNPACK, 2 threads) on the same input, in the same "
+             "process; medians over the rounds. Models: the three shared MediaPipe models and the float Keras "
+             "models of tests/tflite/keras_models.", "",
+             "| model | device | ours (ms) | LiteRT (ms) | ours ÷ LiteRT | rounds |", "|---|---|---|---|---|---|"]
+    for device_name in ("opencl", "reference"):
+        for (name, dev), (ours, theirs, rounds) in MEASURED.items():
+            if dev == device_name:
+                lines.append(f"| {name} | {dev} | {ours:.2f} | {theirs:.2f} | {ours / theirs:.2f} | {rounds} |")
+    lines.append("")
+    for device_name in ("opencl", "reference"):
+        ratios = [ours / theirs for (_, dev), (ours, theirs, _) in MEASURED.items() if dev == device_name]
+        if ratios:
+            mean = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+            lines.append(f"- {device_name}: geometric mean of ours ÷ LiteRT over {len(ratios)} models **{mean:.2f}**"
+                         + (" (goal ≤ 1.0: " + ("met" if mean <= 1.0 else "not met") + ")"
+                            if device_name == "opencl" else ""))
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / f"{today}-tflite-models.md").write_text("\n".join(lines) + "\n")
