@@ -86,3 +86,30 @@ def test_the_cache_keeps_no_memory_alive(device):
     del job
     gc.collect()
     assert all(ref() is None for ref in pools)
+
+
+def test_arguments_are_captured_at_binding(device):
+    """A binding keeps its own copy of the arguments: editing a request's argument objects afterwards
+    changes neither a cached binding nor a burst's nor a reusable execution's."""
+    pm = device.prepare_model(add_model())
+    job = AddJob(seed=7)
+    n = job.x.nbytes
+    wide = gd.SharedMemory(2 * n)  # room for the output at offset 0 or n
+    out = RequestArgument(DataLocation(2, 0, n))
+    pools = [job.pool_in, job.pool_out, wide]
+    pm.execute_synchronously(Request(job.request.inputs, [out], pools))
+    execution = pm.create_reusable_execution(Request(job.request.inputs, [out], pools))
+    burst = pm.configure_execution_burst()
+    slots = [burst.cache_memory(p) for p in pools]
+    burst.execute_synchronously(Request(job.request.inputs, [out], pools), slots)
+    out.location.offset = n  # the same argument object, another valid place
+    pm.execute_synchronously(Request(job.request.inputs, [out], pools))  # bound for offset n
+    wide.write(0, bytes(2 * n))
+    fresh = Request(job.request.inputs, [RequestArgument(DataLocation(2, 0, n))], pools)  # offset 0 again
+    for run in (lambda: pm.execute_synchronously(fresh), execution.compute,
+                lambda: burst.execute_synchronously(fresh, slots)):
+        run()
+        got = np.frombuffer(wide.read(0, 2 * n), np.float32).reshape(2, *job.shape)
+        np.testing.assert_array_equal(got[0], job.x + job.y)  # written at offset 0 ...
+        np.testing.assert_array_equal(got[1], 0)              # ... and nowhere else
+        wide.write(0, bytes(2 * n))
