@@ -76,11 +76,11 @@ def bind_request(prepared_model, request: Request) -> BoundRequest:
     checked, output_buffers = _check_buffer_arguments(prepared_model, request, resolve)
     shapes = validate_request(checked, prepared_model.model, resolve_token=resolve)
     pools = [resolve(p) if _is_token(p) else p for p in checked.pools]
-    return BoundRequest([_captured(a) for a in checked.inputs], [_captured(a) for a in checked.outputs], pools,
-                        shapes, output_buffers)
+    return BoundRequest([captured_argument(a) for a in checked.inputs],
+                        [captured_argument(a) for a in checked.outputs], pools, shapes, output_buffers)
 
 
-def _captured(arg: RequestArgument) -> RequestArgument:
+def captured_argument(arg: RequestArgument) -> RequestArgument:
     """A copy of a validated argument: a binding outlives the client's request objects, which the client
     may edit (the HAL passes requests by value)."""
     loc = arg.location

@@ -18,7 +18,7 @@ from .driver_buffer import DriverBuffer
 from .execution_limits import ExecutionContext, check_deadline_argument, check_duration, check_not_expired, \
     execution_context
 from .fenced_execution import FencedWork
-from .request_binding import bind_request
+from .request_binding import bind_request, captured_argument
 from .sync_fence import FencedExecutionCallback, SyncFence, check_fences
 
 if TYPE_CHECKING:
@@ -31,10 +31,12 @@ class ReusableExecution:
     def __init__(self, prepared_model: PreparedModel, request: Request, measure_timing: MeasureTiming,
                  loop_timeout_duration: int | None) -> None:
         self.prepared_model = prepared_model
-        self._request = request
         self._settings = execution_context(measure_timing, None, loop_timeout_duration)
         self._bound = bind_request(prepared_model, request)
         self._rebind = any(isinstance(p, DriverBuffer) for p in self._bound.pools)
+        if self._rebind:  # the request as created, for re-binding (the client may edit its own objects)
+            self._request = Request([captured_argument(a) for a in request.inputs],
+                                    [captured_argument(a) for a in request.outputs], list(request.pools))
         self._busy = threading.Lock()
 
     def _begin(self, deadline) -> tuple:

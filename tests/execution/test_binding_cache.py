@@ -113,3 +113,18 @@ def test_arguments_are_captured_at_binding(device):
         np.testing.assert_array_equal(got[0], job.x + job.y)  # written at offset 0 ...
         np.testing.assert_array_equal(got[1], 0)              # ... and nowhere else
         wide.write(0, bytes(2 * n))
+
+
+def test_reusable_execution_with_a_driver_buffer_keeps_its_request(device, add_job):
+    """A reusable execution whose request names a driver buffer is bound again at every computation,
+    from the request as it was created."""
+    pm = device.prepare_model(add_model())
+    buf = _buffer_input(device, pm, add_job.x)
+    n = add_job.x.nbytes
+    args = [RequestArgument(DataLocation(2, 0, 0)), RequestArgument(DataLocation(0, n, n))]
+    request = Request(args, add_job.request.outputs, [add_job.pool_in, add_job.pool_out, buf.token])
+    execution = pm.create_reusable_execution(request)
+    args[1].location.offset = 0  # edited afterwards: the execution still reads y
+    request.pools[2] = 12345      # and still names the buffer
+    execution.compute()
+    np.testing.assert_array_equal(add_job.result, add_job.x + add_job.y)
