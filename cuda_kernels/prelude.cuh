@@ -64,6 +64,42 @@ static __device__ __forceinline__ void gd_store_half(half* p, long long i, float
 #define LOAD_PLAIN(ptr, i) ((float)(ptr)[i])
 #define STORE_PLAIN(ptr, i, v) ((ptr)[i] = (v))
 
+/* FLOATV: n floats with the OpenCL vector operators the kernels use */
+template <int N> struct gd_floatv {
+    float s[N];
+    __device__ __forceinline__ float& operator[](int j) { return s[j]; }
+    __device__ __forceinline__ float operator[](int j) const { return s[j]; }
+    __device__ __forceinline__ gd_floatv& operator+=(const gd_floatv& o) {
+#pragma unroll
+        for (int j = 0; j < N; ++j) s[j] += o.s[j];
+        return *this;
+    }
+};
+template <int N> static __device__ __forceinline__ gd_floatv<N> gd_floatv_splat(float x) {
+    gd_floatv<N> v;
+#pragma unroll
+    for (int j = 0; j < N; ++j) v.s[j] = x;
+    return v;
+}
+template <int N> static __device__ __forceinline__ gd_floatv<N> gd_floatv_load(const float* p, long long i) {
+    gd_floatv<N> v;
+#pragma unroll
+    for (int j = 0; j < N; ++j) v.s[j] = p[i * N + j];
+    return v;
+}
+template <int N> static __device__ __forceinline__ gd_floatv<N> operator+(gd_floatv<N> a, const gd_floatv<N>& b) {
+    return a += b;
+}
+template <int N> static __device__ __forceinline__ gd_floatv<N> operator*(float x, gd_floatv<N> v) {
+#pragma unroll
+    for (int j = 0; j < N; ++j) v.s[j] *= x;
+    return v;
+}
+template <int N> static __device__ __forceinline__ gd_floatv<N> operator*(gd_floatv<N> v, float x) { return x * v; }
+#define FLOATV(n) gd_floatv<n>
+#define FLOATV_SPLAT(n, x) gd_floatv_splat<n>(x)
+#define FLOATV_LOAD(n, p, i) gd_floatv_load<n>((p), (long long)(i))
+
 #ifndef INFINITY
 #define INFINITY __int_as_float(0x7f800000)
 #endif

@@ -35,6 +35,12 @@
  *                      access for any other storage, so a template computing in float takes its
  *                      load/store macro as a literal (${LOAD} / ${STORE}: lowering_helpers.float_io)
  *   Conversions: plain C casts only (no convert_* builtins); ROUND(x) rounds ties away from zero.
+ *   FLOATV(n)          float vector of n = 4, 8 or 16 lanes (OpenCL floatn; CUDA a struct of n floats):
+ *                      lane v[j]; v + v, v += v, x * v and v * x with a float x (every lane)
+ *   FLOATV_SPLAT(n, x) the vector with every lane x
+ *   FLOATV_LOAD(n, p, i)  the vector p[i*n .. i*n+n-1] of a GLOBAL float pointer (4-byte aligned)
+ *                      PoCL vectorises float arrays only 8 lanes wide (256-bit AVX); arithmetic on a
+ *                      16-lane FLOATV compiles to 512-bit AVX-512 code
  *
  * Math (float unless noted; all available in both dialects)
  *   min, max (int and float), clamp(x, lo, hi) (int and float), fmin, fmax, fabs, abs (int),
@@ -78,6 +84,13 @@ typedef ulong uint64;
 #define STORE_HALF(ptr, i, v) vstore_half_rte((float)(v), (size_t)(i), (ptr))
 #define LOAD_PLAIN(ptr, i) ((float)(ptr)[i])
 #define STORE_PLAIN(ptr, i, v) ((ptr)[i] = (v))
+
+typedef float4 __attribute__((aligned(4))) gd_floatv4_unaligned;
+typedef float8 __attribute__((aligned(4))) gd_floatv8_unaligned;
+typedef float16 __attribute__((aligned(4))) gd_floatv16_unaligned;
+#define FLOATV(n) float##n
+#define FLOATV_SPLAT(n, x) ((float##n)(x))
+#define FLOATV_LOAD(n, p, i) (*(GLOBAL const gd_floatv##n##_unaligned*)((p) + (size_t)(i) * (n)))
 
 #define ROUND(x) round(x)
 #define FAST_EXP(x) native_exp(x)

@@ -148,9 +148,10 @@ def lower_gemm(ctx: LoweringContext, a: TensorId, m: int, weights: np.ndarray, b
             "N": n, "KC": chunk, "CHUNKED": int(chunk < k), **act}
 
     def specialise(tile: Tile):
-        w, b = _pack(weights, bias, tile.nb)
+        lanes = max(tile.nb, 4)  # gemm.cl's FLOATV: a tile narrower than 4 columns runs on 4 lanes
+        w, b = _pack(weights, bias, lanes)
         nblocks, mblocks = w.shape[0], ceil_div(m, tile.mb)
-        d = dict(base, MB=tile.mb, NB=tile.nb, NBLOCKS=nblocks, MBLOCKS=mblocks)
+        d = dict(base, MB=tile.mb, NB=lanes, NBLOCKS=nblocks, MBLOCKS=mblocks)
         return d, [w, b], (nblocks, mblocks, 1)
 
     candidates = tiles(m, k, n, chunk < k)

@@ -3,7 +3,8 @@
  *     out[m, n] = act(bias[n] + sum_k a[m, k] * w[n, k]),  a [M][K] float, out [M][N] OUT_T.
  * Work item (GLOBAL_ID 0, 1) = (block of NB columns, block of MB rows): register tile acc[MB][NB].
  * w: repacked at lowering to [NBLOCKS][K][NB] float (columns padded to NBLOCKS*NB with zeros), so a
- *    work item streams its weights at unit stride and the NB-wide weight row is one vector (SLP).
+ *    work item streams its weights at unit stride and the NB-wide weight row is one FLOATV (NB = 4, 8
+ *    or 16 lanes): each row's accumulators are one vector, on AVX-512 one zmm register.
  *    bias: [NBLOCKS*NB] ACC_T (float, or int for quant8), added after the sum.
  * The reduction runs in order over k (unrolling it measured slower on PoCL); every tile loop has a
  * literal trip count and is unrolled, so PoCL keeps the accumulators in registers.  Rows past M
@@ -25,20 +26,17 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const float* RESTRICT a, GLOBAL const float* R
         const int m = mb * ${MB} + r;
         ar[r] = a + (m < ${M} ? m : ${M} - 1) * ${K};
     }
-    float acc[${MB}][${NB}];
+    FLOATV(${NB}) acc[${MB}];
+#pragma unroll
+    for (int r = 0; r < ${MB}; ++r) acc[r] = FLOATV_SPLAT(${NB}, 0.0f);
 #if ${CHUNKED}
     int total[${MB}][${NB}];
-#endif
 #pragma unroll
-    for (int j = 0; j < ${NB}; ++j) {
+    for (int r = 0; r < ${MB}; ++r) {
 #pragma unroll
-        for (int r = 0; r < ${MB}; ++r) {
-            acc[r][j] = 0.0f;
-#if ${CHUNKED}
-            total[r][j] = 0;
-#endif
-        }
+        for (int j = 0; j < ${NB}; ++j) total[r][j] = 0;
     }
+#endif
 #if ${CHUNKED}
     for (int k0 = 0; k0 < ${K}; k0 += ${KC}) {
         const int k1 = k0 + ${KC} < ${K} ? k0 + ${KC} : ${K};
@@ -47,24 +45,16 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const float* RESTRICT a, GLOBAL const float* R
         const int k0 = 0, k1 = ${K};
 #endif
         for (int k = k0; k < k1; ++k) {
-            float wv[${NB}];
+            const FLOATV(${NB}) wv = FLOATV_LOAD(${NB}, wb, k);
 #pragma unroll
-            for (int j = 0; j < ${NB}; ++j) wv[j] = wb[k * ${NB} + j];
-#pragma unroll
-            for (int r = 0; r < ${MB}; ++r) {
-                const float x = ar[r][k];
-#pragma unroll
-                for (int j = 0; j < ${NB}; ++j) acc[r][j] += x * wv[j];
-            }
+            for (int r = 0; r < ${MB}; ++r) acc[r] += ar[r][k] * wv;
         }
 #if ${CHUNKED}
 #pragma unroll
-        for (int j = 0; j < ${NB}; ++j) {
+        for (int r = 0; r < ${MB}; ++r) {
 #pragma unroll
-            for (int r = 0; r < ${MB}; ++r) {
-                total[r][j] += (int)acc[r][j];
-                acc[r][j] = 0.0f;
-            }
+            for (int j = 0; j < ${NB}; ++j) total[r][j] += (int)acc[r][j];
+            acc[r] = FLOATV_SPLAT(${NB}, 0.0f);
         }
 #endif
     }
