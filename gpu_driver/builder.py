@@ -152,6 +152,11 @@ class ModelBuilder:
         """Operand ``index`` as added so far (type, dimensions, quantization, lifetime)."""
         return self._subgraph.operands[index]
 
+    @property
+    def operands(self) -> list[Operand]:
+        """The operands added so far, in index order."""
+        return self._subgraph.operands
+
     def set_outputs(self, outputs: Sequence[int]) -> "ModelBuilder":
         """Declare the (sub)graph outputs, in order (ANeuralNetworksModel_identifyInputsAndOutputs)."""
         n = len(self._subgraph.operands)

@@ -15,10 +15,11 @@ import numpy as np
 
 from ..builder import ModelBuilder
 from ..errors import DriverError, invalid
-from ..hal.model import Model, SymmPerChannelQuantParams
+from ..hal.model import Model, Operation, SymmPerChannelQuantParams
 from ..hal.types import OPERAND_TYPE_INFO, OperandLifeTime, OperandType as T, OperationType
 from ..ops.catalog import define, lookup
 from ..ops.definition import TensorInfo
+from ..ops.signature import OpContext, check_signature
 from ..ops.densify import SparseFormatError, SparseLevel, expand_sparse
 from .reader import TENSOR_DTYPES, Subgraph, Tensor, TfliteModel
 
@@ -182,12 +183,16 @@ class Emitter:
 
     def known_dims(self, i: int) -> tuple[int, ...]:
         """The dimensions of tensor ``i`` a converter may rely on at import: those the operations
-        emitted so far determine, else :meth:`dims` (−1 where open)."""
+        emitted so far determine, else :meth:`dims`, open dimensions (−1) taking TF Lite's default
+        allocation unless importing with dynamic dimensions."""
         dims = self.dims(i)
         if i in self.operands and any(d < 0 for d in dims):
             info = self.info(self.operands[i])
             if info.shape is not None and info.known_shape and len(info.shape) == len(dims):
                 return tuple(info.shape)
+        if any(d < 0 for d in dims) and not self.dynamic_dims:
+            # an operation before it did not define (validation will say why): TF Lite's allocation
+            return tuple(self.tensor(i).shape)
         return dims
 
     def info(self, operand: int) -> TensorInfo:
@@ -204,6 +209,22 @@ class Emitter:
                 value=self.b.constant_value(operand), omitted=o.lifetime == OperandLifeTime.NO_VALUE,
                 index=operand, known_shape=shape is not None and 0 not in shape)
         return self.known[operand]
+
+    def refusal(self, op_type: OperationType, inputs: list[int], outputs: list[int]) -> str | None:
+        """Why the operation's definition refuses these operands (None: it accepts them, or cannot
+        decide yet) — asked before emitting, to choose another form (say through float)."""
+        entry = lookup(op_type)
+        if entry is None:
+            return f"{op_type.name} has no definition"
+        try:
+            check_signature(entry.signature, OpContext(-1, Operation(op_type, list(inputs), list(outputs)),
+                                                       self.b.operands))
+            define(op_type, [self.info(i) for i in inputs], [self.info(o) for o in outputs])
+        except DriverError as exc:
+            return exc.message
+        except Exception:  # noqa: BLE001 - shapes not known yet: nothing to say
+            return None
+        return None
 
     def _infer(self, op_type: OperationType, inputs: list[int], outputs: list[int]) -> bool:
         """Run the operation's definition on what is known of its inputs (as preparation will) to

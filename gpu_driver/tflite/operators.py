@@ -83,9 +83,23 @@ def _bias(em: Emitter, op: Operator, k: int, units: int) -> int:
 
 # ---- element-wise ----------------------------------------------------------------------------------
 
-def _direct(op_type: O):
+_QUANTIZED = ("INT8", "UINT8")
+
+
+def _direct(op_type: O, scalars=lambda em, op: []):
+    """The operator's inputs as they are, then ``scalars(em, op)``.  A quantized form NNAPI refuses —
+    a type it lacks (EXP, LOG, ELU of int8…), or an input scale its fixed-point kernel cannot take
+    (LOGISTIC, TANH, SOFTMAX; TF Lite's lookup tables take any) — is computed in float between
+    DEQUANTIZE and QUANTIZE."""
     def convert(em: Emitter, op: Operator) -> None:
-        em.op(op_type, [em.operand(i) for i in op.inputs], [em.output(o) for o in op.outputs])
+        args = [em.operand(i) for i in op.inputs] + scalars(em, op)
+        outs = [em.output(o) for o in op.outputs]
+        if len(outs) == 1 and em.tensor(op.outputs[0]).type_name in _QUANTIZED and \
+                em.refusal(op_type, args, outs):
+            extra = scalars(em, op)
+            _through_float(em, op, lambda ins, result: em.op(op_type, ins + extra, [result]))
+            return
+        em.op(op_type, args, outs)
     return convert
 
 
@@ -179,8 +193,17 @@ def _leaky_relu(em: Emitter, op: Operator) -> None:
     alpha = float(_opt(op, "Alpha", 0.2))
     if t.type_name in ("FLOAT32", "FLOAT16"):
         a = em.constant(T.TENSOR_FLOAT16 if t.type_name == "FLOAT16" else T.TENSOR_FLOAT32, np.asarray([alpha]))
+    elif t.type_name in ("INT8", "UINT8") and alpha != 0:
+        # PRELU requantizes both branches to the output's parameters; alpha exactly representable as
+        # one quantum of scale |alpha| (zero point 0, or 1 with q = 0 for a negative uint8 alpha)
+        otype = em.operand_type(t)[0]
+        if otype == T.TENSOR_QUANT8_ASYMM:
+            q, zp = (1, 0) if alpha > 0 else (0, 1)
+            a = em.constant(otype, np.asarray([q], np.uint8), abs(alpha), zp)
+        else:
+            a = em.constant(otype, np.asarray([1 if alpha > 0 else -1], np.int8), abs(alpha), 0)
     else:
-        raise Unsupported("quantized LEAKY_RELU")
+        raise Unsupported(f"LEAKY_RELU of {t.type_name} with alpha {alpha}")
     em.op(O.PRELU, [em.operand(x), a], [em.output(op.outputs[0])])
 
 
@@ -190,9 +213,17 @@ def _square(em: Emitter, op: Operator) -> None:
 
 
 def _squared_difference(em: Emitter, op: Operator) -> None:
-    d = em.like(op.outputs[0])
-    em.op(O.SUB, [em.operand(op.inputs[0]), em.operand(op.inputs[1]), em.i32(0)], [d])
-    em.op(O.MUL, [d, d, em.i32(0)], [em.output(op.outputs[0])])
+    """SQUARED_DIFFERENCE as SUB then MUL; quantized in float (a difference held in the square's
+    quantization would lose most of its precision, TF Lite keeps it exact)."""
+    def emit(a: int, b: int, out: int, like: int | None) -> None:
+        d = em.like(op.outputs[0]) if like is None else em.b.add_operand(T.TENSOR_FLOAT32, em.shape_of(like))
+        em.op(O.SUB, [a, b, em.i32(0)], [d])
+        em.op(O.MUL, [d, d, em.i32(0)], [out])
+
+    if em.tensor(op.outputs[0]).type_name in _QUANTIZED:
+        _through_float(em, op, lambda ins, result: emit(ins[0], ins[1], result, op.outputs[0]))
+        return
+    emit(em.operand(op.inputs[0]), em.operand(op.inputs[1]), em.output(op.outputs[0]), None)
 
 
 def _ceil(em: Emitter, op: Operator) -> None:
@@ -230,22 +261,32 @@ _ERF_A = (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
 def _gelu(em: Emitter, op: Operator) -> None:
     """GELU.  Tanh approximation: 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))).  Exact form x·Φ(x),
     NNAPI having no erf: with q = ½·(1 − erf(|x|/√2)) from the A&S 7.1.26 polynomial,
-    x·Φ(x) = ½·x + |x|·(½ − q) (no sign needed: x·sign(x) = |x|)."""
-    x = em.operand(op.inputs[0])
+    x·Φ(x) = ½·x + |x|·(½ − q) (no sign needed: x·sign(x) = |x|).  Quantized: computed in float."""
+    approximate = bool(_opt(op, "Approximate", False))
+    if em.tensor(op.inputs[0]).type_name in _QUANTIZED:
+        _through_float(em, op, lambda ins, out: _gelu_float(em, ins[0], out, approximate))
+        return
+    _gelu_float(em, em.operand(op.inputs[0]), em.output(op.outputs[0]), approximate)
+
+
+def _gelu_float(em: Emitter, x: int, result: int, approximate: bool) -> None:
+    """GELU of float operand ``x`` into ``result`` (see :func:`_gelu`)."""
+    operand = em.b.operand(x)
+    ftype, dims = operand.type, list(operand.dimensions)
 
     def const(v: float) -> int:
-        return em.constant(T.TENSOR_FLOAT32, np.array([v], np.float32))
+        return em.constant(ftype, np.array([v], np.float16 if ftype == T.TENSOR_FLOAT16 else np.float32))
 
     def step(kind: O, a: int, b: int | None = None, out: int | None = None) -> int:
-        out = em.like(op.outputs[0]) if out is None else out
+        out = em.b.add_operand(ftype, dims) if out is None else out
         em.op(kind, [a] if b is None else [a, b, em.i32(0)], [out])
         return out
 
-    if _opt(op, "Approximate", False):
+    if approximate:
         cube = step(O.MUL, step(O.MUL, x, x), x)
         inner = step(O.MUL, step(O.ADD, step(O.MUL, cube, const(0.044715)), x), const(float(np.sqrt(2.0 / np.pi))))
         one_plus = step(O.ADD, step(O.TANH, inner), const(1.0))
-        step(O.MUL, step(O.MUL, x, const(0.5)), one_plus, out=em.output(op.outputs[0]))
+        step(O.MUL, step(O.MUL, x, const(0.5)), one_plus, out=result)
         return
     magnitude = step(O.ABS, x)
     t = step(O.DIV, const(1.0), step(O.ADD, step(O.MUL, magnitude, const(_ERF_P / np.sqrt(2.0))), const(1.0)))
@@ -255,7 +296,27 @@ def _gelu(em: Emitter, op: Operator) -> None:
     gauss = step(O.EXP, step(O.MUL, step(O.MUL, x, x), const(-0.5)))
     q = step(O.MUL, step(O.MUL, poly, gauss), const(0.5))
     tail = step(O.MUL, magnitude, step(O.SUB, const(0.5), q))
-    step(O.ADD, step(O.MUL, x, const(0.5)), tail, out=em.output(op.outputs[0]))
+    step(O.ADD, step(O.MUL, x, const(0.5)), tail, out=result)
+
+
+def _through_float(em: Emitter, op: Operator, emit) -> None:
+    """A quantized operator computed in float: each quantized input dequantized (a constant at
+    import, an activation by DEQUANTIZE), ``emit(float inputs, float output)`` builds the float form,
+    and a QUANTIZE writes the operator's output."""
+    ins = []
+    for i in op.inputs:
+        t = em.tensor(i)
+        if t.type_name not in _QUANTIZED:
+            ins.append(em.operand(i))
+        elif em.value(i) is not None:
+            ins.append(em.constant(T.TENSOR_FLOAT32, _dequantized(t, np.asarray(em.value(i)))))
+        else:
+            f = em.b.add_operand(T.TENSOR_FLOAT32, em.shape_of(i))
+            em.op(O.DEQUANTIZE, [em.operand(i)], [f])
+            ins.append(f)
+    result = em.b.add_operand(T.TENSOR_FLOAT32, em.shape_of(op.outputs[0]))
+    emit(ins, result)
+    em.op(O.QUANTIZE, [result], [em.output(op.outputs[0])])
 
 
 def _add_n(em: Emitter, op: Operator) -> None:
@@ -267,7 +328,7 @@ def _add_n(em: Emitter, op: Operator) -> None:
 
 
 def _elu(em: Emitter, op: Operator) -> None:
-    em.op(O.ELU, [em.operand(op.inputs[0]), em.float_scalar(1.0, op.inputs[0])], [em.output(op.outputs[0])])
+    _direct(O.ELU, lambda em, op: [em.float_scalar(1.0, op.inputs[0])])(em, op)
 
 
 def _select(em: Emitter, op: Operator) -> None:
@@ -280,8 +341,15 @@ def _select(em: Emitter, op: Operator) -> None:
 # ---- convolution, pooling, fully connected ---------------------------------------------------------
 
 def _conv(em: Emitter, op: Operator) -> None:
+    """CONV_2D.  TF Lite's grouped form (filter input channels a divisor of the input's) becomes
+    DEPTHWISE_CONV_2D when every group is one channel (filter [O,H,W,1] transposed to [1,H,W,O]: the
+    output channel order c·M + m is depthwise's), GROUPED_CONV_2D otherwise."""
     x, w = op.inputs[0], op.inputs[1]
-    units = em.shape_of(w)[0]
+    units, _, _, depth = em.shape_of(w)
+    channels = em.known_dims(x)[-1]
+    if channels > 0 and depth != channels:
+        _grouped_conv(em, op, channels, units, depth)
+        return
     args = [em.operand(x), em.operand(w), _bias(em, op, 2, units), em.i32(PADDING[_opt(op, "Padding")]),
             em.i32(_opt(op, "StrideW")), em.i32(_opt(op, "StrideH"))]
     dil = (_opt(op, "DilationWFactor", 1), _opt(op, "DilationHFactor", 1))
@@ -290,6 +358,37 @@ def _conv(em: Emitter, op: Operator) -> None:
         tail = [em.boolean(False), em.i32(dil[0]), em.i32(dil[1])] if dil != (1, 1) else []
         em.op(O.CONV_2D, args + [act] + tail, [out])
     _fused(em, op, make)
+
+
+def _grouped_conv(em: Emitter, op: Operator, channels: int, units: int, depth: int) -> None:
+    if channels % depth or units % (channels // depth):
+        raise Unsupported(f"grouped CONV_2D of {channels} input channels with a filter of {depth}")
+    groups = channels // depth
+    dil = (_opt(op, "DilationWFactor", 1), _opt(op, "DilationHFactor", 1))
+    common = [em.i32(PADDING[_opt(op, "Padding")]), em.i32(_opt(op, "StrideW")), em.i32(_opt(op, "StrideH"))]
+    x, w = op.inputs[0], op.inputs[1]
+    if depth == 1:
+        value = em.value(w)
+        if value is None:
+            raise Unsupported("a depthwise-grouped CONV_2D with filter weights known only at execution")
+        otype, scale, zp, per_channel = em.operand_type(em.tensor(w))
+        if per_channel is not None:
+            per_channel = type(per_channel)(list(per_channel.scales), 3)
+        kh, kw = em.shape_of(w)[1:3]
+        filt = em.b.add_constant(otype, [1, kh, kw, units],
+                                 np.asarray(value).reshape(units, kh, kw).transpose(1, 2, 0).reshape(-1),
+                                 scale, zp, per_channel)
+        args = [em.operand(x), filt, _bias(em, op, 2, units), *common, em.i32(units // channels)]
+
+        def make(act, out):
+            tail = [em.boolean(False), em.i32(dil[0]), em.i32(dil[1])] if dil != (1, 1) else []
+            em.op(O.DEPTHWISE_CONV_2D, args + [act] + tail, [out])
+        _fused(em, op, make)
+        return
+    if dil != (1, 1):
+        raise Unsupported("dilated grouped CONV_2D (NNAPI's GROUPED_CONV_2D has no dilation)")
+    args = [em.operand(x), em.operand(w), _bias(em, op, 2, units), *common, em.i32(groups)]
+    _fused(em, op, lambda act, out: em.op(O.GROUPED_CONV_2D, args + [act, em.boolean(False)], [out]))
 
 
 def _depthwise(em: Emitter, op: Operator) -> None:
@@ -381,8 +480,7 @@ def _batch_matmul(em: Emitter, op: Operator) -> None:
 # ---- activations with arguments ---------------------------------------------------------------------
 
 def _softmax(em: Emitter, op: Operator) -> None:
-    em.op(O.SOFTMAX, [em.operand(op.inputs[0]), em.float_scalar(_opt(op, "Beta", 1.0), op.inputs[0])],
-          [em.output(op.outputs[0])])
+    _direct(O.SOFTMAX, lambda em, op: [em.float_scalar(_opt(op, "Beta", 1.0), op.inputs[0])])(em, op)
 
 
 def _log_softmax(em: Emitter, op: Operator) -> None:
@@ -529,12 +627,17 @@ def _tensor_args(op_type: O, *scalars):
 
 
 def _reduce(op_type: O, keep_as_int: bool = False):
-    """A reduction.  Quantized MEAN / REDUCE_MAX / REDUCE_MIN keep the input's parameters in NNAPI;
-    TF Lite's may requantize: then MAXIMUM of the result with itself requantizes it to the output's."""
+    """A reduction.  Quantized REDUCE_MAX / REDUCE_MIN keep the input's parameters in NNAPI; TF
+    Lite's may requantize: then MAXIMUM of the result with itself requantizes it to the output's.
+    Quantized MEAN is computed in float: NNAPI's truncates the integer mean, TF Lite's rounds."""
     def convert(em: Emitter, op: Operator) -> None:
         keep = bool(_opt(op, "KeepDims", False))
         flag = em.i32(int(keep)) if keep_as_int else em.boolean(keep)
         x, out = op.inputs[0], op.outputs[0]
+        if op_type == O.MEAN and em.tensor(x).type_name in _QUANTIZED:
+            axes = em.operand(op.inputs[1])
+            _through_float(em, op, lambda ins, result: em.op(op_type, [ins[0], axes, flag], [result]))
+            return
         args = [em.operand(x), em.operand(op.inputs[1]), flag]
         if em.tensor(x).quantization is None or _same_quantization(em, x, out):
             em.op(op_type, args, [em.output(out)])

@@ -6,7 +6,7 @@ own TFLiteConverter — the operator mixes real converters emit (fused sequence 
 attention as BATCH_MATMUL, layer normalisation, SE blocks, transposed convolutions, 1-D convolutions,
 full-integer quantization with int8 or uint8 inputs).
 
-Usage: python tests/tflite/keras_models/generate.py [OUT_DIR]
+Usage: python tests/tflite/keras_models/generate.py [OUT_DIR [MODEL …]]
 """
 from __future__ import annotations
 
@@ -103,6 +103,42 @@ def audio_conv1d():
     return tf.keras.Model(inp, L.Dense(6)(x))
 
 
+def mobilenet_v3_small():
+    """Hard-swish, squeeze-and-excitation, the Rescaling preprocessing layer."""
+    return tf.keras.applications.MobileNetV3Small(input_shape=(96, 96, 3), alpha=0.75, weights=None, classes=10)
+
+
+def gru_text():
+    """Embedding, a GRU (lowered to a WHILE loop), a causal 1-D convolution, average pooling."""
+    inp = L.Input((10,), dtype="int32", batch_size=1)
+    x = L.Embedding(50, 16)(inp)
+    x = L.GRU(16, return_sequences=True)(x)
+    x = L.Conv1D(8, 3, padding="causal")(x)
+    x = L.GlobalAveragePooling1D()(x)
+    return tf.keras.Model(inp, L.Dense(3)(x))
+
+
+def simple_rnn():
+    inp = L.Input((6, 4), batch_size=1)
+    x = L.SimpleRNN(8)(inp)
+    return tf.keras.Model(inp, L.Dense(2, activation="tanh")(x))
+
+
+def misc_layers():
+    """LeakyReLU, PReLU, pooling, zero padding and cropping, ELU, Permute, layer normalisation,
+    softplus (EXP, LOG), softmax."""
+    inp = L.Input((8, 8, 4), batch_size=1)
+    x = L.Conv2D(8, 3, padding="same")(inp)
+    x = L.LeakyReLU(0.1)(x)
+    x = L.PReLU()(x)
+    x = L.Concatenate()([L.AveragePooling2D(2)(x), L.MaxPooling2D(2)(x)])
+    x = L.Cropping2D(1)(L.ZeroPadding2D(1)(x))
+    x = L.Conv2D(8, 1, activation="elu")(x)
+    x = L.Reshape((8, 16))(L.Permute((3, 1, 2))(x))
+    x = L.Dense(4, activation="softplus")(L.LayerNormalization()(x))
+    return tf.keras.Model(inp, L.Softmax()(L.Flatten()(x)))
+
+
 MODELS = {
     "mobilenet_v2_035_96": (mobilenet_v2, ["float", "int8", "uint8"]),
     "se_resnet": (se_resnet, ["float", "int8"]),
@@ -110,6 +146,10 @@ MODELS = {
     "transformer": (transformer, ["float"]),
     "lstm_classifier": (lstm_classifier, ["float"]),
     "audio_conv1d": (audio_conv1d, ["float", "int8"]),
+    "mobilenet_v3_small_075_96": (mobilenet_v3_small, ["int8"]),
+    "gru_text": (gru_text, ["float"]),
+    "simple_rnn": (simple_rnn, ["float"]),
+    "misc_layers": (misc_layers, ["float", "int8"]),
 }
 
 
@@ -139,10 +179,13 @@ def convert(model, kind: str, rng) -> bytes:
     return conv.convert()
 
 
-def main(out_dir: str) -> None:
+def main(out_dir: str, only: list[str]) -> None:
     os.makedirs(out_dir, exist_ok=True)
-    manifest = {}
+    path = os.path.join(out_dir, "manifest.json")
+    manifest = json.load(open(path)) if os.path.exists(path) else {}
     for name, (build, kinds) in MODELS.items():
+        if only and name not in only:
+            continue
         tf.keras.utils.set_random_seed(1)
         model = build()
         # batch-normalisation statistics away from the identity, so folding them is exercised
@@ -164,4 +207,4 @@ def main(out_dir: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__)))
+    main(sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__)), sys.argv[2:])
