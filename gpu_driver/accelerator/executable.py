@@ -65,8 +65,17 @@ class Executable:
         memory-domain buffer used in place: no copy), every other model buffer to itself.  Bindings
         persist between executions, so only what changes is set (work already enqueued keeps its
         arguments).  Callers hold the specialisation's lock."""
-        if not pairs and not self.bound_in_place:
-            return
+        bound = self.bound_in_place
+        if len(pairs) == len(bound):  # the usual case: the same model buffers as last time
+            for old, new in pairs:
+                now = bound.get(id(old))
+                if now is None:
+                    break
+                if now[1] is not new:
+                    self._bind(old, new)
+                    bound[id(old)] = (old, new)
+            else:
+                return
         wanted = {id(old): (old, new) for old, new in pairs}
         for key, (old, _now) in list(self.bound_in_place.items()):
             if key not in wanted:

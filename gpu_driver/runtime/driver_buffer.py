@@ -5,7 +5,10 @@ in the allocating device's allocator (a backends.base.Allocator: its backend's f
 host allocator for the reference device).  ``copy_to`` / ``copy_from`` follow §6.2.
 
 Thread safety: a buffer has a readers/writer lock; concurrent reads (inputs, copy_to) share it, writes
-(outputs, copy_from) take it alone, briefly, and never nest another lock.
+(outputs, copy_from) take it alone, briefly, and never nest another lock.  An accelerator's in-place
+binding (:meth:`DriverBuffer.device_input`, :meth:`~DriverBuffer.device_output`,
+:meth:`~DriverBuffer.commit_output`) runs under the lock's mutex alone (one plain lock round trip when
+uncontended), on views made once per shape.
 """
 from __future__ import annotations
 
@@ -23,35 +26,66 @@ from .buffer_spec import MAX_DRIVER_BUFFER_BYTES, BufferSpec, fully_specified, m
 
 # ---- readers/writer lock ---------------------------------------------------------------------------------
 class _RWLock:
+    """Readers/writer lock whose uncontended path is one acquisition of a plain mutex.
+
+    The Condition is only waited on (and only notified) when some thread is actually blocked.  For a
+    step short enough to run under the mutex itself (no device I/O), :meth:`quick` returns the mutex
+    held with no writer (and, for a write, no reader) active: the step is then atomic with respect to
+    every reader and writer, and costs one lock round trip.
+    """
+
+    __slots__ = ("_mutex", "_cond", "_readers", "_writer", "_waiting")
+
     def __init__(self) -> None:
-        self._cond = threading.Condition(threading.Lock())
+        self._mutex = threading.Lock()
+        self._cond = threading.Condition(self._mutex)
         self._readers = 0
         self._writer = False
+        self._waiting = 0
+
+    def _wait(self, write: bool) -> None:
+        """Called with the mutex held: wait until the lock can be taken for reading / writing."""
+        self._waiting += 1
+        try:
+            while self._writer or (write and self._readers):
+                self._cond.wait()
+        finally:
+            self._waiting -= 1
+
+    def quick(self, write: bool) -> threading.Lock:
+        """The mutex, acquired once nothing conflicts; the caller releases it (see the class docstring)."""
+        self._mutex.acquire()
+        if self._writer or (write and self._readers):
+            self._wait(write)
+        return self._mutex
 
     def acquire_read(self) -> None:
-        with self._cond:
-            while self._writer:
-                self._cond.wait()
+        with self._mutex:
+            if self._writer:
+                self._wait(False)
             self._readers += 1
 
     def release_read(self) -> None:
-        with self._cond:
+        with self._mutex:
             self._readers -= 1
-            if not self._readers:
+            if not self._readers and self._waiting:
                 self._cond.notify_all()
 
     def acquire_write(self) -> None:
-        with self._cond:
-            while self._writer or self._readers:
-                self._cond.wait()
+        with self._mutex:
+            if self._writer or self._readers:
+                self._wait(True)
             self._writer = True
 
     def release_write(self) -> None:
-        with self._cond:
+        with self._mutex:
             self._writer = False
-            self._cond.notify_all()
+            if self._waiting:
+                self._cond.notify_all()
 
     class _Ctx:
+        __slots__ = ("_acquire", "_release")
+
         def __init__(self, acquire, release):
             self._acquire, self._release = acquire, release
 
@@ -105,9 +139,13 @@ class DriverBuffer:
         self._initialized = False
         self._rw = _RWLock()
         self._state = threading.Lock()  # guards _initialized / _dims flips outside the rw lock
+        self._is_tensor = spec.is_tensor
         self.allocator = device.allocator
         self._storage = None  # the allocator's buffer holding the value's bytes
         self._capacity = 0
+        #: dims → allocator view of the first byte_size(dims) bytes of the current storage, for dims that
+        #: passed the output checks (an execution's outputs and inputs bind these without recomputing)
+        self._views: dict[tuple[int, ...], object] = {}
         if fully_specified(self.initial_dims, spec.is_tensor):
             self._ensure_capacity(byte_size(spec.type, self.initial_dims))
 
@@ -221,6 +259,16 @@ class DriverBuffer:
         if self._storage is None or nbytes > self._capacity:
             self._storage = self.allocator.alloc(max(nbytes, 1))
             self._capacity = max(nbytes, 1)
+            self._views = {}
+
+    def _view(self, dims: tuple[int, ...]):
+        """The view of the current storage holding a value of shape ``dims`` (capacity already ensured)."""
+        view = self._views.get(dims)
+        if view is None:
+            if len(self._views) >= 8:  # a dynamic-shape buffer seeing many shapes
+                self._views = {}
+            view = self._views[dims] = self.allocator.view(self._storage, 0, byte_size(self._spec.type, dims))
+        return view
 
     def _read_bytes(self, size: int) -> np.ndarray:
         out = np.empty(size, dtype=np.uint8)
@@ -261,27 +309,38 @@ class DriverBuffer:
 
     def device_input(self):
         """(allocator buffer, dims) of the current value, for an accelerator to bind without copying."""
-        with self._rw.read():
+        mutex = self._rw.quick(False)
+        try:
             if not self._initialized:
                 raise failure("driver buffer read while uninitialized")
-            size = byte_size(self._spec.type, self._dims)
-            return self.allocator.view(self._storage, 0, size), self._dims
+            dims = self._dims
+            return self._view(dims), dims
+        finally:
+            mutex.release()
 
     def device_output(self, dims: Sequence[int]):
         """An allocator buffer able to hold a value of shape ``dims`` (the kernels write it in place);
         call :meth:`commit_output` once the execution has succeeded."""
-        dims = tuple(int(d) for d in dims) if self.is_tensor else ()
-        self._check_output_dims(dims)
-        size = byte_size(self._spec.type, dims)
-        with self._rw.write():
-            self._ensure_capacity(size)
-            return self.allocator.view(self._storage, 0, size)
+        dims = tuple(map(int, dims)) if self._is_tensor else ()
+        view = self._views.get(dims)  # a shape seen before passed the checks
+        if view is None:
+            self._check_output_dims(dims)
+        mutex = self._rw.quick(True)
+        try:
+            if view is None or self._views.get(dims) is not view:  # the storage may have grown since
+                self._ensure_capacity(byte_size(self._spec.type, dims))
+                view = self._view(dims)
+            return view
+        finally:
+            mutex.release()
 
     def commit_output(self, dims: Sequence[int]) -> None:
         """The execution that wrote this buffer as an output succeeded with shape ``dims``."""
-        with self._rw.write():
-            self._dims = tuple(int(d) for d in dims) if self.is_tensor else ()
-            self._initialized = True
+        dims = tuple(map(int, dims)) if self._is_tensor else ()
+        mutex = self._rw.quick(True)
+        self._dims = dims
+        self._initialized = True
+        mutex.release()
 
     def set_uninitialized(self) -> None:
         with self._state:

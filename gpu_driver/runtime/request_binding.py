@@ -10,8 +10,8 @@ resulting :class:`BoundRequest`.
 :class:`BindingCache` keeps the bindings of the requests a prepared model ran lately, keyed by value
 (:func:`request_key`) and by pool identity: an execution of the same request again (a recurrent model's
 steps, a server's fixed requests) only re-checks what can change between executions, namely that each
-pool is the same live object and that each memory-domain input buffer is initialized with the same
-dimensions.  The cache holds weak references only: it keeps no client memory or buffer alive.
+pool is the same live object (a token: through the buffer registry's generation, see BufferRegistry)
+and that each memory-domain input buffer is initialized with the same dimensions.  The cache holds weak references only: it keeps no client memory or buffer alive.
 """
 from __future__ import annotations
 
@@ -123,6 +123,8 @@ class _CachedBinding:
     output_pools: list[int]                      # pool positions of the driver buffers written as outputs
     input_dims: list[tuple[int, tuple]]          # (pool position, dims) of each driver-buffer input
     shared_plans: dict                           # BoundRequest.shared_plans of every binding served
+    #: the buffer registry's generation when the tokens last resolved to ``pools`` (None: no token)
+    generation: int | None = None
 
 
 class BindingCache:
@@ -148,8 +150,9 @@ class BindingCache:
             bound = self._reuse(prepared_model, entry, request.pools)
             if bound is not None:
                 return bound
+        generation = prepared_model.device.buffers.generation  # read before the tokens resolve
         bound = bind_request(prepared_model, request)
-        entry = self._entry(bound)
+        entry = self._entry(bound, generation)
         if entry is not None:
             with self._lock:
                 self._entries[key] = entry
@@ -175,7 +178,7 @@ class BindingCache:
         return args, tuple(pools)
 
     @staticmethod
-    def _entry(bound: BoundRequest) -> _CachedBinding | None:
+    def _entry(bound: BoundRequest, generation: int) -> _CachedBinding | None:
         try:
             refs = [weakref.ref(p) for p in bound.pools]
         except TypeError:  # a pool kind that takes no weak reference: not cached
@@ -187,7 +190,8 @@ class BindingCache:
             if not arg.has_no_value and tokens[arg.location.pool_index]:
                 input_dims.append((arg.location.pool_index, tuple(arg.dimensions)))
         return _CachedBinding(bound.inputs, bound.outputs, bound.shapes, refs, tokens,
-                              [positions[id(b)] for b in bound.output_buffers], input_dims, bound.shared_plans)
+                              [positions[id(b)] for b in bound.output_buffers], input_dims, bound.shared_plans,
+                              generation if any(tokens) else None)
 
     @staticmethod
     def _reuse(prepared_model, entry: _CachedBinding, request_pools) -> BoundRequest | None:
@@ -195,11 +199,17 @@ class BindingCache:
         a token no longer names the same live buffer, an input buffer's state differs)."""
         pools = []
         buffers = prepared_model.device.buffers
+        generation = buffers.generation
+        # the key holds the tokens: while the registry's generation is unchanged, a token still names
+        # the buffer it resolved to if that is alive (see BufferRegistry)
+        resolved = generation == entry.generation
         for p, ref, token in zip(request_pools, entry.pools, entry.tokens):
             obj = ref()
-            if obj is None or (buffers.get(p) if token else p) is not obj:
+            if obj is None or (p if not token else obj if resolved else buffers.get(p)) is not obj:
                 return None
             pools.append(obj)
+        if entry.generation is not None and not resolved:
+            entry.generation = generation
         for position, dims in entry.input_dims:
             buf = pools[position]
             if not buf.initialized or tuple(buf.dimensions) != dims:
