@@ -25,7 +25,7 @@ from ..hal.model import Request
 from ..hal.types import ErrorStatus
 from ..memory import Memory
 from ..runtime.sync_fence import FenceState, SyncFence
-from . import wire
+from . import codec, wire
 from .fence_relay import fence_to_pipe
 from .server import check_socket_path, default_socket_path, peer_credentials
 from .session import FENCE_FAILED, FENCE_HANDLE, FENCE_PIPE, POOL_MEMORY, POOL_TOKEN, PROTOCOL_VERSION
@@ -139,6 +139,7 @@ class Connection:
         self._background_turn = threading.Condition(self._lock)
         self._background_reads = False
         self._receiver = wire.Receiver(self._sock)
+        self.results = codec.ResultDecoder()  # the compact replies of executions
         self._reader = threading.Thread(target=self._background, name=f"gpu_driver client {self.path}",
                                         daemon=True)
         self._reader.start()
@@ -182,6 +183,18 @@ class Connection:
         """Send a call and wait for its reply; raise the server's DriverError.  ``args`` may be a function
         of the call's :class:`Outgoing` (for pools, fences and descriptors).  ``completion`` receives the
         later ``done`` notification (status, payload) of an asynchronous or fenced execution."""
+        if callable(args):
+            return self._call(lambda call_id, out: wire.encode((call_id, method, args(out))), completion, True)
+        return self._call(lambda call_id, _out: wire.encode((call_id, method, args)), completion, False)
+
+    def call_compact(self, frame_of: Callable[[int], bytes]):
+        """Send a compact message, ``frame_of(call_id)`` (no descriptors), and wait for its reply (see
+        :meth:`call`)."""
+        return self._call(lambda call_id, _out: frame_of(call_id), None, False)
+
+    def _call(self, build: Callable[[int, Outgoing | None], bytes], completion: Completion | None, outgoing: bool):
+        """Send the frame ``build(call_id, out)`` gives (called under the send lock; ``out`` an
+        :class:`Outgoing` when ``outgoing``) and wait for the reply."""
         call_id = next(self._ids)
         pending = _Pending()
         with self._lock:
@@ -195,10 +208,9 @@ class Connection:
             with self._send_lock:
                 if self._released_handles or self._released_pools:
                     self._send_releases()
-                if callable(args):
+                if outgoing:
                     out = Outgoing(self)
-                    args = args(out)
-                wire.send_frame(self._sock, wire.encode((call_id, method, args)), out.fds if out else ())
+                wire.send_frame(self._sock, build(call_id, out), out.fds if out else ())
         except BaseException as exc:
             with self._lock:
                 self._pending.pop(call_id, None)
@@ -339,19 +351,23 @@ class Connection:
             self._die(f"the driver service closed the connection ({exc.message})"
                       if exc.status == ErrorStatus.DEAD_OBJECT else f"the driver service sent {exc.message}")
             return False
-        wire.close_fds(fds)
+        if fds:
+            wire.close_fds(fds)
         try:
-            if message[0] == "done":
+            if type(message) is bytes:  # a compact reply: an execution's result
+                call_id, status, payload = wire.compact_call_id(message), 0, message
+            elif message[0] == "done":
                 _, call_id, status, payload = message
                 with self._lock:
                     completion = self._completions.pop(call_id, None)
                 if completion is not None:
                     completion(status, payload)
                 return True
-            call_id, status, payload = message
+            else:
+                call_id, status, payload = message
             with self._lock:
                 pending = self._pending.pop(call_id, None)
-        except (TypeError, ValueError, IndexError, KeyError):
+        except (TypeError, ValueError, IndexError, KeyError, DriverError):
             self._die(f"the driver service sent a malformed message: {message!r:.200}")
             return False
         if pending is not None:

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+import msgpack
+
 from ..errors import invalid
 from ..hal.model import DataLocation, Model, Operand, Request, RequestArgument, Subgraph
 from ..hal.types import (Capabilities, OperandLifeTime, OperandPerformance, OperandType, OutputShape,
                          PerformanceInfo, Timing)
+from . import wire
 
 
 def check_int(value: Any, what: str) -> int:
@@ -49,7 +52,16 @@ def encode_arguments(request: Request) -> tuple:
         raise invalid(f"malformed request arguments: {exc}") from None
 
 
-def _decode_argument(enc: Any, what: str) -> RequestArgument:
+def _decode_argument(enc: Any, kind: str, i: int) -> RequestArgument:
+    if type(enc) is tuple and len(enc) == 6:  # well formed (the usual case): checked without messages
+        no_value, pool, offset, length, padding, dims = enc
+        if type(no_value) is bool and type(pool) is int and type(offset) is int and type(length) is int \
+                and type(padding) is int and type(dims) is tuple and all(type(d) is int for d in dims):
+            return RequestArgument(DataLocation(pool, offset, length, padding), list(dims), no_value)
+    return _check_argument(enc, f"{kind} {i}")
+
+
+def _check_argument(enc: Any, what: str) -> RequestArgument:
     no_value, pool, offset, length, padding, dims = check_seq(enc, what, 6)
     if not isinstance(no_value, bool):
         raise invalid(f"{what}: has_no_value must be a bool")
@@ -61,8 +73,8 @@ def _decode_argument(enc: Any, what: str) -> RequestArgument:
 
 def decode_arguments(enc: Any) -> tuple[list[RequestArgument], list[RequestArgument]]:
     inputs, outputs = check_seq(enc, "request arguments", 2)
-    return ([_decode_argument(a, f"input {i}") for i, a in enumerate(check_seq(inputs, "inputs"))],
-            [_decode_argument(a, f"output {i}") for i, a in enumerate(check_seq(outputs, "outputs"))])
+    return ([_decode_argument(a, "input", i) for i, a in enumerate(check_seq(inputs, "inputs"))],
+            [_decode_argument(a, "output", i) for i, a in enumerate(check_seq(outputs, "outputs"))])
 
 
 # ---- results ----------------------------------------------------------------------------------------------
@@ -80,6 +92,45 @@ def decode_result(enc: Any) -> tuple[list[OutputShape], Timing]:
     shapes, timing = check_seq(enc, "execution result", 2)
     return [OutputShape([check_int(d, "dimension") for d in dims], bool(ok)) for dims, ok in shapes], \
         decode_timing(timing)
+
+
+def result_frame(call_id: int, shapes: Sequence[OutputShape], timing: Timing) -> bytes:
+    """The compact reply (see :mod:`gpu_driver.service.wire`) of a call that executed: (shapes, timing)."""
+    tail = msgpack.packb(tuple((tuple(s.dimensions), bool(s.is_sufficient)) for s in shapes))
+    return wire.frame_of_body(wire.RESULT.pack(wire.COMPACT, wire.KIND_RESULT, call_id, timing.time_on_device,
+                                               timing.time_in_driver) + tail)
+
+
+class ResultDecoder:
+    """Reads compact execution results; the output shapes of the results seen lately are kept decoded
+    and checked (a model's outputs mostly come back with the same shapes)."""
+
+    MAX_KEPT = 64
+
+    def __init__(self) -> None:
+        self._shapes: dict[bytes, tuple] = {}
+
+    def decode(self, body: Any) -> tuple[list[OutputShape], Timing]:
+        if type(body) is not bytes or len(body) < wire.RESULT.size:
+            raise invalid(f"expected an execution result, got {body!r:.200}")
+        marker, kind, _call_id, on_device, in_driver = wire.RESULT.unpack_from(body)
+        if marker != wire.COMPACT or kind != wire.KIND_RESULT:
+            raise invalid(f"expected an execution result, got a compact message of kind {kind}")
+        tail = body[wire.RESULT.size:]
+        shapes = self._shapes.get(tail)
+        if shapes is None:
+            try:
+                enc = msgpack.unpackb(tail, use_list=False)
+            except Exception as exc:  # msgpack raises many kinds
+                raise invalid(f"malformed output shapes ({type(exc).__name__})") from None
+            shapes = tuple((tuple(check_int(d, "dimension") for d in check_seq(dims, "dimensions")), ok)
+                           for dims, ok in (check_seq(e, "output shape", 2) for e in check_seq(enc, "output shapes")))
+            if not all(isinstance(ok, bool) for _, ok in shapes):
+                raise invalid("is_sufficient must be a bool")
+            if len(self._shapes) >= self.MAX_KEPT:
+                self._shapes.clear()
+            self._shapes[tail] = shapes
+        return [OutputShape(list(dims), ok) for dims, ok in shapes], Timing(on_device, in_driver)
 
 
 # ---- capabilities ----------------------------------------------------------------------------------------

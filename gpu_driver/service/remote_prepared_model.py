@@ -5,13 +5,15 @@ entry points run on the server: synchronous, asynchronous (a Future), fenced (a
 :class:`RemoteSyncFence` signalled by the server's notification; the fences it waits for cross as
 pipes or, when they are the server's own, by handle), bursts and reusable executions.  The numpy
 convenience :meth:`PreparedModel.execute` works unchanged on top.  Request pools cross once per
-connection (see gpu_driver.service.client); a burst's executions send only the request's arguments
-and the pools' numbers.
+connection (see gpu_driver.service.client).  A burst sends a request whole the first time, under a
+binding number; its later executions of that request (same arguments, same slots) are one compact
+message naming the binding (gpu_driver.service.session).
 """
 from __future__ import annotations
 
 import threading
 import weakref
+from collections import OrderedDict
 from concurrent.futures import Future
 from typing import Sequence
 
@@ -20,9 +22,11 @@ from ..hal.model import Request
 from ..hal.types import MeasureTiming, OutputShape, Timing
 from ..runtime.burst import Burst
 from ..runtime.prepared_model import PreparedModel
+from ..runtime.request_binding import request_key
 from ..runtime.reusable_execution import ReusableExecution
 from ..runtime.sync_fence import FencedExecutionCallback, SyncFence, check_fences
 from . import codec, wire
+from .session import MAX_BURST_BINDINGS
 
 
 class RemoteSyncFence(SyncFence):
@@ -84,7 +88,7 @@ class RemotePreparedModel(PreparedModel):
         base = self._request_args(request)
         reply = self.connection.call("execute", lambda out: (*base(out), measure_timing, deadline,
                                                              loop_timeout_duration))
-        return codec.decode_result(reply)
+        return self.connection.results.decode(reply)
 
     def execute_asynchronously(self, request: Request, measure_timing: MeasureTiming = MeasureTiming.NO,
                                deadline: int | None = None, loop_timeout_duration: int | None = None) -> Future:
@@ -131,21 +135,45 @@ class RemotePreparedModel(PreparedModel):
         return f"<RemotePreparedModel {self.handle} on {self.device.name}>"
 
 
+def _compact_flags(measure_timing, deadline, loop_timeout_duration) -> int | None:
+    """The flags of a compact burst execution with these settings; None when one of them does not fit
+    (it then travels as it is and the server says what is wrong with it)."""
+    if type(measure_timing) not in (MeasureTiming, bool, int) or measure_timing not in (0, 1):
+        return None
+    flags = wire.MEASURE if measure_timing else 0
+    if deadline is not None:
+        if not wire.fits_int64(deadline):
+            return None
+        flags |= wire.HAS_DEADLINE
+    if loop_timeout_duration is not None:
+        if not wire.fits_int64(loop_timeout_duration):
+            return None
+        flags |= wire.HAS_LOOP_TIMEOUT
+    return flags
+
+
 class RemoteBurst(Burst):
-    """A burst on the server.  Slots are kept here (as a local burst keeps them); each execution sends
-    the request's arguments and the numbers of its pools, and the server's burst reuses the pools it
+    """A burst on the server.  Slots are kept here (as a local burst keeps them).  An execution of a
+    request this burst has not run (arguments, slots) sends the arguments and the pools' numbers and
+    binds them to a number on the server (at most MAX_BURST_BINDINGS, least recently used replaced);
+    an execution of a bound request is one compact message, and the server's burst reuses the pools it
     mapped and the binding it validated."""
 
     def __init__(self, prepared_model: RemotePreparedModel, handle: int) -> None:
         super().__init__(prepared_model)
         self.handle = handle
         self.connection = prepared_model.connection
+        self._bound: OrderedDict[tuple, int] = OrderedDict()  # (request_key, slots) -> binding (under _lock)
+        self._free_bindings = list(range(MAX_BURST_BINDINGS - 1, -1, -1))
         weakref.finalize(self, self.connection.release_handle, handle)
 
     def free_memory(self, slot: int) -> None:
         """HAL ``IBurstContext::freeMemory``: forget the memory of ``slot`` here and on the server."""
         memory = self._memories.get(slot) if isinstance(slot, int) else None
         super().free_memory(slot)
+        with self._lock:
+            for key in [k for k in self._bound if slot in k[1]]:
+                self._free_bindings.append(self._bound.pop(key))
         pool_id = self.connection.sent_pool_id(memory)
         if pool_id is not None:  # never sent: the server's burst never held it
             self.connection.call("burst_free", (self.handle, pool_id))
@@ -161,15 +189,53 @@ class RemoteBurst(Burst):
                 slots = tuple(memory_identifiers)
             except TypeError:
                 raise invalid(f"memory_identifiers must be a sequence of slots, got {memory_identifiers!r}") from None
+            args = request_key(request) if isinstance(request, Request) else None
+            key = None if args is None else (args, slots)
+            flags = 0 if measure_timing is MeasureTiming.NO and deadline is None and loop_timeout_duration is None \
+                else _compact_flags(measure_timing, deadline, loop_timeout_duration)
             with self._lock:
-                memories = [self._memory(slot) for slot in slots]
-            args = codec.encode_arguments(request)
-            reply = self.connection.call("burst", lambda out: (
-                self.handle, args, tuple(out.pool(m) for m in memories), out.new_pools, measure_timing, deadline,
-                loop_timeout_duration))
-            return codec.decode_result(reply)
+                binding = None if key is None else self._bound.get(key)
+                if binding is not None:
+                    self._bound.move_to_end(key)
+                else:
+                    memories = [self._memory(slot) for slot in slots]
+            if binding is not None and flags is not None:
+                return self._execute_bound(binding, flags, deadline, loop_timeout_duration)
+            if binding is not None:  # bound, with settings a compact message cannot carry
+                with self._lock:
+                    memories = [self._memory(slot) for slot in slots]
+            new = None if key is None or binding is not None else self._new_binding()
+            encoded = codec.encode_arguments(request)
+            ran = False
+            try:
+                reply = self.connection.call("burst", lambda out: (
+                    self.handle, encoded, tuple(out.pool(m) for m in memories), out.new_pools, measure_timing,
+                    deadline, loop_timeout_duration, new))
+                ran = True
+            finally:
+                if new is not None:
+                    with self._lock:  # bound once it ran, unless a slot was freed meanwhile
+                        if ran and all(slot in self._memories for slot in slots):
+                            self._bound[key] = new
+                        else:
+                            self._free_bindings.append(new)
+            return self.connection.results.decode(reply)
         finally:
             self._busy.release()
+
+    def _execute_bound(self, binding: int, flags: int, deadline, loop_timeout_duration):
+        handle, pack = self.handle, wire.BURST_EXECUTE_FRAME.pack
+        reply = self.connection.call_compact(lambda call_id: pack(
+            wire.BURST_EXECUTE.size, wire.COMPACT, wire.KIND_BURST_EXECUTE, call_id, flags, handle, binding,
+            deadline or 0, loop_timeout_duration or 0))
+        return self.connection.results.decode(reply)
+
+    def _new_binding(self) -> int:
+        """A binding number for a request not bound yet (the least recently used one's when all are taken)."""
+        with self._lock:
+            if not self._free_bindings:
+                self._free_bindings.append(self._bound.popitem(last=False)[1])
+            return self._free_bindings.pop()
 
 
 class RemoteReusableExecution(ReusableExecution):
@@ -188,7 +254,7 @@ class RemoteReusableExecution(ReusableExecution):
         if not self._busy.acquire(blocking=False):
             raise failure("the reusable execution is already computing (one computation at a time)")
         try:
-            return codec.decode_result(self.connection.call("reusable_compute", (self.handle, deadline)))
+            return self.connection.results.decode(self.connection.call("reusable_compute", (self.handle, deadline)))
         finally:
             self._busy.release()
 

@@ -8,8 +8,14 @@ all; work still in flight finishes and then nothing refers to it.
 Messages are ``(call_id, method, args)`` with descriptors alongside; the reply is
 ``(call_id, status, payload)`` (status 0: payload is the result; otherwise payload is the error's
 message and output shapes).  ``call_id`` 0 asks for no reply.  Asynchronous and fenced executions
-reply when launched and later send ``("done", call_id, status, payload)``.  Every argument is
+reply when launched and later send ``("done", call_id, status, payload)``.  Synchronous executions
+reply with a compact result (:func:`gpu_driver.service.codec.result_frame`).  Every argument is
 untrusted: malformed ones are INVALID_ARGUMENT replies; a malformed envelope closes the connection.
+
+A burst's executions are compact messages (:data:`gpu_driver.service.wire.BURST_EXECUTE`): a ``burst``
+call may name a *binding* (a small number the client picks) under which the burst keeps the call's
+request and slots; later executions of the same request name the binding only, and run straight on
+the session's local :class:`~gpu_driver.runtime.burst.Burst`, in the thread that read them.
 """
 from __future__ import annotations
 
@@ -37,7 +43,7 @@ from .codec import check_int, check_optional_int, check_seq
 
 log = logging.getLogger("gpu_driver.service")
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 #: request pools: a pool the client sent (by its id) or a driver buffer (by token)
 POOL_MEMORY, POOL_TOKEN = 0, 1
 #: fences a fenced execution waits for: one of this session's fences, a client's fence as a pipe, or a failed
@@ -107,23 +113,36 @@ def keep_fds_with(memory: Memory, fds: _Fds) -> None:
             weakref.finalize(memory, os.close, fd)
 
 
-class _BurstState:
-    """A burst on the server: the burst object and the requests it was sent, decoded once."""
+#: bindings a burst keeps (numbered 0 … MAX_BURST_BINDINGS - 1 by the client)
+MAX_BURST_BINDINGS = 16
+_MEASURE = (MeasureTiming.NO, MeasureTiming.YES)
 
-    MAX_REQUESTS = 16
+
+class _BurstState:
+    """A burst on the server: the burst object and its bindings (binding -> (request, slots))."""
 
     def __init__(self, burst: Burst) -> None:
         self.burst = burst
-        self.requests: dict[tuple, Request] = {}
+        self.bindings: dict[int, tuple[Request, tuple[int, ...]]] = {}
 
-    def request(self, args) -> Request:
-        request = self.requests.get(args)
-        if request is None:
-            inputs, outputs = codec.decode_arguments(args)
-            if len(self.requests) >= self.MAX_REQUESTS:
-                self.requests.clear()
-            request = self.requests[args] = Request(inputs, outputs, [])
-        return request
+    def bind(self, binding: Any, request: Request, slots: tuple[int, ...]) -> None:
+        binding = check_int(binding, "burst binding")
+        if not 0 <= binding < MAX_BURST_BINDINGS:
+            raise invalid(f"burst binding {binding} is not in 0 … {MAX_BURST_BINDINGS - 1}")
+        self.bindings[binding] = (request, slots)
+
+    def forget_slot(self, slot: int) -> None:
+        for binding in [b for b, (_, slots) in self.bindings.items() if slot in slots]:
+            del self.bindings[binding]
+
+
+@dataclass
+class _Result:
+    """A handler's execution result, replied as a compact result."""
+
+    shapes: list
+    timing: Any
+
 
 
 Handler = Callable[[Sequence, _Fds, int], Any]
@@ -173,7 +192,8 @@ class Session:
                     if exc.status != ErrorStatus.DEAD_OBJECT:
                         log.warning("client %s: %s; closing its connection", self.peer, exc.message)
                     return
-                if not self._dispatch(message, _Fds(fds)):
+                if not (self._serve_compact(message, fds) if type(message) is bytes
+                        else self._dispatch(message, _Fds(fds))):
                     return
         finally:
             self.close()
@@ -197,7 +217,8 @@ class Session:
                 result = handler(args, fds, call_id)
                 if isinstance(result, _Then):
                     result, after = result.result, result.after
-                reply = (call_id, 0, result)
+                reply = codec.result_frame(call_id, result.shapes, result.timing) if type(result) is _Result \
+                    else (call_id, 0, result)
             except Exception as exc:  # reported to the client, the session goes on
                 reply = (call_id, *self._error_reply(method, exc))
                 for pool_id in fds.new_pools:  # the client sends them again with its next call
@@ -205,11 +226,38 @@ class Session:
         finally:
             fds.close_rest()
         if call_id:
-            if not self.send(reply):
+            if not (self.send_frame(reply) if type(reply) is bytes else self.send(reply)):
                 return False
         if after is not None:
             after()
         return self._greeted
+
+    def _serve_compact(self, body: bytes, fds: list[int]) -> bool:
+        """Serve one compact message (a burst execution, run here, in the reading thread); False when the
+        connection must close (a compact message that is not a well-formed burst execution, or one
+        carrying descriptors, or any before hello)."""
+        if fds or not self._greeted or len(body) != wire.BURST_EXECUTE.size or body[1] != wire.KIND_BURST_EXECUTE:
+            wire.close_fds(fds)
+            log.warning("client %s: malformed compact message; closing its connection", self.peer)
+            return False
+        _, _, call_id, flags, handle, binding, deadline, loop = wire.BURST_EXECUTE.unpack(body)
+        try:
+            state = self.handles.get(handle)
+            if type(state) is not _BurstState:
+                raise invalid(f"{handle} is not a live burst of this client")
+            entry = state.bindings.get(binding)
+            if entry is None:
+                raise invalid(f"burst binding {binding} names no request of this burst (never sent, or one of "
+                              "its memories was freed)")
+            if flags & ~(wire.MEASURE | wire.HAS_DEADLINE | wire.HAS_LOOP_TIMEOUT):
+                raise invalid(f"unknown burst execution flags {flags:#x}")
+            shapes, timing = state.burst.execute_synchronously(
+                entry[0], entry[1], _MEASURE[flags & wire.MEASURE], deadline if flags & wire.HAS_DEADLINE else None,
+                loop if flags & wire.HAS_LOOP_TIMEOUT else None)
+            reply = codec.result_frame(call_id, shapes, timing)
+        except Exception as exc:  # reported to the client, the session goes on
+            reply = wire.encode((call_id, *self._error_reply("burst", exc)))
+        return self.send_frame(reply) if call_id else True
 
     def _error_reply(self, method: str, exc: Exception) -> tuple[int, tuple]:
         if isinstance(exc, DriverError):
@@ -227,6 +275,10 @@ class Session:
         except DriverError as exc:  # a result too large to send: its call fails instead
             failed = (int(ErrorStatus.GENERAL_FAILURE), (exc.message, ()))
             frame = wire.encode(message[:2] + failed if message[0] == "done" else (message[0], *failed))
+        return self.send_frame(frame)
+
+    def send_frame(self, frame: bytes) -> bool:
+        """Send an encoded frame; False when the client is gone."""
         with self._send_lock:
             if self._closed:
                 return False
@@ -460,7 +512,7 @@ class Session:
         pm, req, pools, new_pools, measure, deadline, loop = check_seq(args, "execute", 7)
         prepared = self._get(pm, PreparedModel, "prepared model")
         request = self._request(req, pools, new_pools, fds)
-        return codec.encode_result(*prepared.execute_synchronously(request, MeasureTiming(measure), deadline, loop))
+        return _Result(*prepared.execute_synchronously(request, MeasureTiming(measure), deadline, loop))
 
     def _execute_async(self, args, fds, call_id):
         pm, req, pools, new_pools, measure, deadline, loop = check_seq(args, "execute_async", 7)
@@ -492,20 +544,24 @@ class Session:
         return self._add(_BurstState(self._get(pm, PreparedModel, "prepared model").configure_execution_burst()))
 
     def _burst(self, args, fds, call_id):
-        handle, req, pool_ids, new_pools, measure, deadline, loop = check_seq(args, "burst", 7)
+        """A burst execution sending its request whole; with a binding, later ones send compact messages."""
+        handle, req, pool_ids, new_pools, measure, deadline, loop, binding = check_seq(args, "burst", 8)
         state = self._get(handle, _BurstState, "burst")
         if new_pools:
             self._add_pools(new_pools, fds)
-        slots = [state.burst.cache_memory(self._pool(p)) for p in check_seq(pool_ids, "burst pools")]
-        request = state.request(req)
-        return codec.encode_result(*state.burst.execute_synchronously(request, slots, measure, deadline, loop))
+        slots = tuple(state.burst.cache_memory(self._pool(p)) for p in check_seq(pool_ids, "burst pools"))
+        request = Request(*codec.decode_arguments(req), [])
+        if binding is not None:
+            state.bind(binding, request, slots)
+        return _Result(*state.burst.execute_synchronously(request, slots, measure, deadline, loop))
 
     def _burst_free(self, args, fds, call_id):
         handle, pool_id = check_seq(args, "burst_free", 2)
         state = self._get(handle, _BurstState, "burst")
         burst = state.burst
-        burst.free_memory(burst.cache_memory(self._pool(pool_id)))
-        state.requests.clear()
+        slot = burst.cache_memory(self._pool(pool_id))
+        burst.free_memory(slot)
+        state.forget_slot(slot)
 
     def _reusable_new(self, args, fds, call_id):
         pm, req, pools, new_pools, measure, loop = check_seq(args, "reusable_new", 6)
@@ -515,7 +571,7 @@ class Session:
 
     def _reusable_compute(self, args, fds, call_id):
         handle, deadline = check_seq(args, "reusable_compute", 2)
-        return codec.encode_result(*self._get(handle, ReusableExecution, "reusable execution").compute(deadline))
+        return _Result(*self._get(handle, ReusableExecution, "reusable execution").compute(deadline))
 
     def _reusable_fenced(self, args, fds, call_id):
         handle, wait_for, deadline, after = check_seq(args, "reusable_fenced", 4)

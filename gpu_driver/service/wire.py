@@ -1,9 +1,13 @@
 """The service's wire: length-prefixed msgpack messages over a Unix stream socket, with file descriptors
 passed alongside (SCM_RIGHTS).
 
-A frame is a 4-byte little-endian body length followed by the msgpack body; the descriptors of a
-message travel with its first bytes (one ``sendmsg`` per message).  The receiver reads exactly one
-frame at a time, so the descriptors it collects while reading a frame are that frame's.
+A frame is a 4-byte little-endian body length followed by the body; the descriptors of a message
+travel with its first bytes (one ``sendmsg`` per message).  The receiver reads exactly one frame at a
+time, so the descriptors it collects while reading a frame are that frame's.  A body is msgpack, or,
+when its first byte is :data:`COMPACT` (a byte msgpack never uses), a *compact* message of fixed
+binary layout for the calls made per execution (a burst execution, an execution's result): those
+are read as the raw body bytes and parsed with the structs below, with no nested structure to build
+or check.
 
 Everything read is untrusted: an oversized, truncated or malformed frame, too many or truncated
 descriptors, raise :class:`~gpu_driver.errors.DriverError` (INVALID_ARGUMENT) and close what was
@@ -31,6 +35,44 @@ MAX_FDS = 253
 _FD_SIZE = array.array("i").itemsize
 _ANCILLARY = socket.CMSG_SPACE(MAX_FDS * _FD_SIZE)
 _SOL_SOCKET, _SCM_RIGHTS, _MSG_CTRUNC = int(socket.SOL_SOCKET), int(socket.SCM_RIGHTS), int(socket.MSG_CTRUNC)
+
+
+#: the first byte of a compact message (0xc1: never used by msgpack)
+COMPACT = 0xC1
+#: kinds of compact message (their second byte)
+KIND_BURST_EXECUTE, KIND_RESULT = 1, 2
+#: a burst execution: COMPACT, kind, call id, flags (:data:`MEASURE`, :data:`HAS_DEADLINE`,
+#: :data:`HAS_LOOP_TIMEOUT`), burst handle, binding (a request and slots the burst was sent before), deadline,
+#: loop timeout
+BURST_EXECUTE = struct.Struct("<BBQBQIqq")
+#: a whole burst execution frame (the header's length, then BURST_EXECUTE), packed at once
+BURST_EXECUTE_FRAME = struct.Struct("<I" + BURST_EXECUTE.format[1:])
+MEASURE, HAS_DEADLINE, HAS_LOOP_TIMEOUT = 1, 2, 4
+#: an execution's result: COMPACT, kind, call id, time on device, time in driver, then the output shapes
+#: (msgpack ``((dimensions, is_sufficient), …)``)
+RESULT = struct.Struct("<BBQQQ")
+#: every compact message's call id (after COMPACT and the kind)
+_CALL_ID = struct.Struct("<Q")
+_INT64 = (-(1 << 63), (1 << 63) - 1)
+
+
+def compact_call_id(body: bytes) -> int:
+    """The call id of a compact message (INVALID_ARGUMENT when it is too short to hold one)."""
+    if len(body) < 2 + _CALL_ID.size:
+        raise invalid(f"compact message of {len(body)} bytes is too short")
+    return _CALL_ID.unpack_from(body, 2)[0]
+
+
+def fits_int64(value: Any) -> bool:
+    """``value`` is an int (not a bool) that a compact message's signed 64-bit field holds."""
+    return type(value) is int and _INT64[0] <= value <= _INT64[1]
+
+
+def frame_of_body(body: bytes) -> bytes:
+    """The frame of an already encoded body (INVALID_ARGUMENT when larger than the default limit)."""
+    if len(body) > MAX_MESSAGE_BYTES:
+        raise invalid(f"message of {len(body)} bytes exceeds the limit of {MAX_MESSAGE_BYTES} bytes")
+    return HEADER.pack(len(body)) + body
 
 
 def dead(message: str) -> DriverError:
@@ -123,34 +165,43 @@ class Receiver:
             self._buf += data
 
     def recv(self) -> tuple[Any, list[int]]:
-        """The next message and the descriptors that came with it.
+        """The next message and the descriptors that came with it: the decoded msgpack value, or the
+        body (bytes) of a compact message.
 
         DEAD_OBJECT when the peer closed the connection between messages; INVALID_ARGUMENT (every
         descriptor received closed) for a truncated, oversized or undecodable message: the stream
         cannot be trusted after that, the caller closes the connection.
         """
+        buf = self._buf
         try:
-            self._fill(HEADER.size, at_boundary=True)
-            (length,) = HEADER.unpack_from(self._buf)
+            if len(buf) < HEADER.size:
+                self._fill(HEADER.size, at_boundary=True)
+            (length,) = HEADER.unpack_from(buf)
             if length > self.max_bytes:
                 raise invalid(f"message of {length} bytes exceeds the limit of {self.max_bytes} bytes")
             size = HEADER.size + length
-            self._fill(size, at_boundary=False)
-            with memoryview(self._buf) as view:
-                try:
-                    obj = msgpack.unpackb(view[HEADER.size:size], raw=False, use_list=False, strict_map_key=True)
-                except Exception as exc:  # msgpack raises many kinds (ValueError, ExtraData, StackError, …)
-                    raise invalid(f"malformed message ({type(exc).__name__}: {exc})") from None
+            if len(buf) < size:
+                self._fill(size, at_boundary=False)
+            obj = bytes(buf[HEADER.size:size]) if length and buf[HEADER.size] == COMPACT else self._decode(size)
         except BaseException:
             close_fds([fd for _, fds in self._fds for fd in fds])
             self._fds = []
             raise
-        del self._buf[:size]
+        del buf[:size]
         end = self._start = self._start + size
+        if not self._fds:
+            return obj, []
         mine: list[int] = []
         while self._fds and self._fds[0][0] < end:
             mine.extend(self._fds.pop(0)[1])
         return obj, mine
+
+    def _decode(self, size: int) -> Any:
+        with memoryview(self._buf) as view:
+            try:
+                return msgpack.unpackb(view[HEADER.size:size], raw=False, use_list=False, strict_map_key=True)
+            except Exception as exc:  # msgpack raises many kinds (ValueError, ExtraData, StackError, …)
+                raise invalid(f"malformed message ({type(exc).__name__}: {exc})") from None
 
 
 def recv_message(sock: socket.socket, max_bytes: int = MAX_MESSAGE_BYTES) -> tuple[Any, list[int]]:

@@ -106,6 +106,44 @@ def test_burst_reuses_slots_on_the_server(prepared):
     np.testing.assert_array_equal(out.array(np.float32), x * 4 + y)
 
 
+def test_burst_binds_more_requests_than_it_keeps(prepared):
+    """More distinct requests than a burst keeps bound, round robin: every execution writes where its
+    request says (least recently used bindings are replaced); settings a compact message carries
+    (timing, deadline, loop timeout) and ones it cannot (a bad measure value, refused) both work."""
+    from gpu_driver.service.session import MAX_BURST_BINDINGS
+    from gpu_driver.runtime.execution_limits import boot_time_ns
+
+    x, y, a, b = add_pools()
+    n = MAX_BURST_BINDINGS + 3
+    out = SharedMemory(4 * N * n)
+    burst = prepared.configure_execution_burst()
+    slots = [burst.cache_memory(p) for p in (a, b, out)]
+    arg = lambda pool, offset: RequestArgument(DataLocation(pool, offset, 4 * N))  # noqa: E731
+    requests = [Request([arg(0, 0), arg(1, 0)], [arg(2, 4 * N * i)], []) for i in range(n)]
+    for rnd in range(3):
+        for i, request in enumerate(requests):
+            a.write(0, (x * (rnd + i)).tobytes())
+            burst.execute_synchronously(request, slots, MeasureTiming.YES if i % 2 else MeasureTiming.NO,
+                                        boot_time_ns() + 10**10 if i % 3 == 0 else None, 10**9 if i % 5 == 0 else None)
+            np.testing.assert_array_equal(out.array(np.float32)[N * i:N * (i + 1)], x * (rnd + i) + y)
+    _, timing = burst.execute_synchronously(requests[0], slots, MeasureTiming.YES)
+    assert 0 < timing.time_in_driver < 10**7
+    with pytest.raises(DriverError) as err:
+        burst.execute_synchronously(requests[0], slots, measure_timing=7)
+    assert err.value.status == ErrorStatus.INVALID_ARGUMENT
+    with pytest.raises(DriverError) as err:
+        burst.execute_synchronously(requests[0], slots, deadline=-5)
+    assert err.value.status == ErrorStatus.INVALID_ARGUMENT
+    burst.free_memory(slots[2])  # every binding with the output slot is gone, here and on the server
+    with pytest.raises(DriverError) as err:
+        burst.execute_synchronously(requests[1], slots)
+    assert err.value.status == ErrorStatus.INVALID_ARGUMENT
+    slots[2] = burst.cache_memory(out)
+    a.write(0, (x * 9).tobytes())
+    burst.execute_synchronously(requests[1], slots)
+    np.testing.assert_array_equal(out.array(np.float32)[N:2 * N], x * 9 + y)
+
+
 def test_reusable_execution_computes_again_and_again(prepared):
     x, y, a, b = add_pools()
     out = SharedMemory(4 * N)

@@ -91,13 +91,29 @@ def test_truncated_header_is_invalid(pair):
     assert err.value.status == ErrorStatus.INVALID_ARGUMENT
 
 
-def test_malformed_body_is_invalid(pair):
+@pytest.mark.parametrize("body", [b"\x93\x01\x02", b"\x01\x02", b"\x91\xc1"],
+                         ids=["short array", "extra data", "0xc1 inside"])
+def test_malformed_body_is_invalid(pair, body):
     a, b = pair
-    body = b"\xc1\xc1\xc1"  # 0xc1 is never used in msgpack
     a.sendall(struct.pack("<I", len(body)) + body)
     with pytest.raises(DriverError) as err:
         wire.recv_message(b)
     assert err.value.status == ErrorStatus.INVALID_ARGUMENT and "malformed" in err.value.message
+
+
+def test_compact_body_arrives_as_its_bytes(pair):
+    """A body starting with 0xc1 (never used by msgpack) is a compact message: its bytes, undecoded."""
+    a, b = pair
+    body = wire.BURST_EXECUTE.pack(wire.COMPACT, wire.KIND_BURST_EXECUTE, 7, 0, 3, 1, 0, 0)
+    wire.send_frame(a, wire.frame_of_body(body))
+    wire.send_message(a, ("after",))
+    receiver = wire.Receiver(b)
+    assert receiver.recv() == (body, [])
+    assert wire.compact_call_id(body) == 7
+    assert receiver.recv() == (("after",), [])
+    with pytest.raises(DriverError) as err:
+        wire.compact_call_id(b"\xc1\x01\x00")
+    assert err.value.status == ErrorStatus.INVALID_ARGUMENT
 
 
 def test_peer_closed_between_messages_is_dead_object(pair):

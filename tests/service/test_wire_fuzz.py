@@ -47,17 +47,32 @@ def _raw_client(server):
     return sock
 
 
+def reply_of(message) -> tuple:
+    """(call id, status) of a reply; a compact reply (bytes) is a result: status 0."""
+    return (wire.compact_call_id(message), 0) if isinstance(message, bytes) else tuple(message[:2])
+
+
 def _replies_or_closes(sock, call_id):
     """The server answers ``call_id`` (any status) or closes the connection."""
     try:
         while True:
             message, fds = wire.recv_message(sock)
             wire.close_fds(fds)
-            if message[0] == call_id:
-                return message[1]
+            if reply_of(message)[0] == call_id:
+                return reply_of(message)[1]
     except DriverError as exc:
         assert exc.status == ErrorStatus.DEAD_OBJECT  # closed, not garbage
         return None
+
+
+def _send_then_release(sock, send):
+    """``send()``, then a release call: answered, or the connection closed."""
+    try:
+        send()
+        wire.send_message(sock, (99, "release", ((), ())))
+    except DriverError:
+        pass  # closed by the server already
+    _replies_or_closes(sock, 99)
 
 
 @FUZZ
@@ -123,12 +138,7 @@ def test_random_envelopes(server, bystander, envelope):
     try:
         wire.send_message(sock, (1, "hello", (PROTOCOL_VERSION,)))
         assert _replies_or_closes(sock, 1) == 0
-        try:
-            wire.send_message(sock, envelope)
-            wire.send_message(sock, (99, "release", ((), ())))
-        except DriverError:
-            pass
-        _replies_or_closes(sock, 99)
+        _send_then_release(sock, lambda: wire.send_message(sock, envelope))
     finally:
         sock.close()
     bystander()
@@ -164,7 +174,7 @@ def _real_calls():
         ("execute", (h, args, ((0, 0), (0, 1), (0, 2)), tuple(pools), 0, None, None),
          [m.fds()[0] for m in (a, b, out)]),
         ("burst_new", (h,), []),
-        ("burst", (h + 1, args, (0, 1, 2), (), 0, None, None), []),
+        ("burst", (h + 1, args, (0, 1, 2), (), 0, None, None, 0), []),
         ("execute_fenced", (h, args, ((0, 0), (0, 1), (0, 2)), (), (), 0, None, None, None), []),
         ("allocate", (0, (1, 16), (h,), ((0, 0, 1.0),), ()), []),
         ("copy_from", (h + 3, ((2, dict(out.describe(), fds=(0,))),), 2, (1, 16)), out.fds()),
@@ -214,6 +224,52 @@ def test_unmutated_real_calls_succeed(server):
             while message[0] == "done":  # the fenced execution's notification
                 assert message[2] == 0, message
                 message, _ = wire.recv_message(sock)
-            assert message[:2] == (call_id, 0), message
+            assert reply_of(message) == (call_id, 0), message
     finally:
         sock.close()
+
+
+@FUZZ
+@given(tail=st.binary(max_size=80), before_hello=st.booleans())
+def test_random_compact_messages(server, bystander, tail, before_hello):
+    """Bodies starting with the compact marker: any length, any kind, before or after hello."""
+    sock = _raw_client(server)
+    try:
+        if not before_hello:
+            wire.send_message(sock, (1, "hello", (PROTOCOL_VERSION,)))
+            assert _replies_or_closes(sock, 1) == 0
+        _send_then_release(sock, lambda: wire.send_frame(sock, wire.frame_of_body(bytes([wire.COMPACT]) + tail)))
+    finally:
+        sock.close()
+    bystander()
+
+
+u64 = st.integers(0, 2**64 - 1)
+i64 = st.integers(-2**63, 2**63 - 1)
+
+
+@FUZZ
+@given(flags=st.integers(0, 255), handle=st.integers(0, 6) | u64, binding=st.integers(0, 20) | st.integers(0, 2**32 - 1),
+       deadline=i64, loop=i64)
+def test_mutated_compact_burst_executions(server, bystander, caplog, flags, handle, binding, deadline, loop):
+    """A burst bound to a real request, then compact executions with any fields: each is answered (a
+    result or an error), the session goes on."""
+    calls, _owners = _real_calls()
+    sock = _raw_client(server)
+    try:
+        wire.send_message(sock, (1, "hello", (PROTOCOL_VERSION,)))
+        assert _replies_or_closes(sock, 1) == 0
+        for call_id, (method, args, fds) in enumerate(calls[:4], start=2):  # prepare, execute, burst_new, burst
+            wire.send_message(sock, (call_id, method, args), fds)
+            assert _replies_or_closes(sock, call_id) == 0
+        body = wire.BURST_EXECUTE.pack(wire.COMPACT, wire.KIND_BURST_EXECUTE, 50, flags, handle, binding, deadline,
+                                       loop)
+        wire.send_frame(sock, wire.frame_of_body(body))
+        assert _replies_or_closes(sock, 50) is not None
+        wire.send_frame(sock, wire.frame_of_body(wire.BURST_EXECUTE.pack(wire.COMPACT, wire.KIND_BURST_EXECUTE, 51,
+                                                                         0, 2, 0, 0, 0)))
+        assert _replies_or_closes(sock, 51) == 0  # the real one still runs
+    finally:
+        sock.close()
+    bystander()
+    assert not [r for r in caplog.records if r.levelname == "ERROR"], "a raw exception inside a call"
