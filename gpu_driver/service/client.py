@@ -187,10 +187,10 @@ class Connection:
             return self._call(lambda call_id, out: wire.encode((call_id, method, args(out))), completion, True)
         return self._call(lambda call_id, _out: wire.encode((call_id, method, args)), completion, False)
 
-    def call_compact(self, frame_of: Callable[[int], bytes]):
-        """Send a compact message, ``frame_of(call_id)`` (no descriptors), and wait for its reply (see
-        :meth:`call`)."""
-        return self._call(lambda call_id, _out: frame_of(call_id), None, False)
+    def call_compact(self, pack: Callable[..., bytes], *fields):
+        """Send the compact message ``pack(call_id, *fields)`` (a whole frame, no descriptors) and wait
+        for its reply (see :meth:`call`)."""
+        return self._call(lambda call_id, _out: pack(call_id, *fields), None, False)
 
     def _call(self, build: Callable[[int, Outgoing | None], bytes], completion: Completion | None, outgoing: bool):
         """Send the frame ``build(call_id, out)`` gives (called under the send lock; ``out`` an

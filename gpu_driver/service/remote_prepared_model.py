@@ -200,7 +200,8 @@ class RemoteBurst(Burst):
                 else:
                     memories = [self._memory(slot) for slot in slots]
             if binding is not None and flags is not None:
-                return self._execute_bound(binding, flags, deadline, loop_timeout_duration)
+                return self.connection.results.decode(self.connection.call_compact(
+                    wire.burst_execute_frame, flags, self.handle, binding, deadline or 0, loop_timeout_duration or 0))
             if binding is not None:  # bound, with settings a compact message cannot carry
                 with self._lock:
                     memories = [self._memory(slot) for slot in slots]
@@ -222,13 +223,6 @@ class RemoteBurst(Burst):
             return self.connection.results.decode(reply)
         finally:
             self._busy.release()
-
-    def _execute_bound(self, binding: int, flags: int, deadline, loop_timeout_duration):
-        handle, pack = self.handle, wire.BURST_EXECUTE_FRAME.pack
-        reply = self.connection.call_compact(lambda call_id: pack(
-            wire.BURST_EXECUTE.size, wire.COMPACT, wire.KIND_BURST_EXECUTE, call_id, flags, handle, binding,
-            deadline or 0, loop_timeout_duration or 0))
-        return self.connection.results.decode(reply)
 
     def _new_binding(self) -> int:
         """A binding number for a request not bound yet (the least recently used one's when all are taken)."""

@@ -45,8 +45,13 @@ KIND_BURST_EXECUTE, KIND_RESULT = 1, 2
 #: :data:`HAS_LOOP_TIMEOUT`), burst handle, binding (a request and slots the burst was sent before), deadline,
 #: loop timeout
 BURST_EXECUTE = struct.Struct("<BBQBQIqq")
-#: a whole burst execution frame (the header's length, then BURST_EXECUTE), packed at once
-BURST_EXECUTE_FRAME = struct.Struct("<I" + BURST_EXECUTE.format[1:])
+_BURST_EXECUTE_FRAME = struct.Struct("<I" + BURST_EXECUTE.format[1:])
+
+
+def burst_execute_frame(call_id: int, flags: int, burst: int, binding: int, deadline: int, loop_timeout: int,
+                        _pack=_BURST_EXECUTE_FRAME.pack, _size=BURST_EXECUTE.size) -> bytes:
+    """The whole frame (header and body, packed at once) of a compact burst execution."""
+    return _pack(_size, COMPACT, KIND_BURST_EXECUTE, call_id, flags, burst, binding, deadline, loop_timeout)
 MEASURE, HAS_DEADLINE, HAS_LOOP_TIMEOUT = 1, 2, 4
 #: an execution's result: COMPACT, kind, call id, time on device, time in driver, then the output shapes
 #: (msgpack ``((dimensions, is_sufficient), …)``)
