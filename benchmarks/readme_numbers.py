@@ -112,12 +112,42 @@ def _cache(p: Page) -> str:
             f"than a cold prepare.")
 
 
+SHARED_MODELS = ("face_detection_short_range", "hand_landmark_lite", "selfie_segmentation")
+
+
 def _tflite(p: Page) -> str:
-    rows = [r for r in p.table().rows if r["device"] == "opencl"]
+    rows = [r for r in p.table().rows if r["device"] == "opencl" and r["model"] in SHARED_MODELS]
     names = ", ".join(r["model"] for r in rows)
     return (f"the shared TF Lite models on PoCL ({names}) take {', '.join(r['ours (ms)'] for r in rows)} ms "
             f"against LiteRT-XNNPACK's {', '.join(r['LiteRT (ms)'] for r in rows)} ms in the same process: "
             f"**{'×, '.join(r['ours ÷ LiteRT'] for r in rows)}×** LiteRT's time.")
+
+
+def _mobilenet_onnxruntime(p: Page) -> str:
+    t = p.table()
+    v1, v2 = t.row("mobilenet_v1"), t.row("mobilenet_v2")
+    layers = p.tables[2]
+    fractions = [r["fraction of peak"] for r in layers.rows if r["layer"].startswith("conv 1×1")]
+    return (f"MobileNet v1 {v1['PoCL ms']} ms and v2 {v2['PoCL ms']} ms on PoCL against ONNX Runtime's "
+            f"{v1['ONNX Runtime ms']} and {v2['ONNX Runtime ms']} ms (2 threads, same weights, alternating): "
+            f"**{v1['PoCL ÷ ORT']}×** and **{v2['PoCL ÷ ORT']}×**; 1×1 convolutions at "
+            f"{min(fractions, key=lambda f: int(f.rstrip('%')))}–{max(fractions, key=lambda f: int(f.rstrip('%')))} "
+            f"of numpy's sgemm peak.")
+
+
+def _service(p: Page) -> str:
+    alternating, apart = p.table("Alternating"), p.table("One after the other")
+    a, b = alternating.row("burst"), apart.row("burst")
+    return (f"a remote burst execution (driver service, one ADD) takes {b['remote (µs)']} µs against "
+            f"{b['local (µs)']} µs locally, each timed on its own (**{b['remote ÷ local']}×**); alternating "
+            f"with the local call, {a['remote (µs)']} against {a['local (µs)']} µs (**{a['remote ÷ local']}×**).")
+
+
+def _resident_state(p: Page) -> str:
+    rows = p.table().rows
+    return ("state kept in memory-domain buffers: " + ", ".join(
+        f"{r['batch×inputs→units']} **{r['time ratio shared/domain']}×** the shared-memory speed with "
+        f"{r['bytes ratio shared/domain']}× fewer bytes moved" for r in rows) + ".")
 
 
 def _execution_modes(p: Page) -> str:
@@ -157,8 +187,11 @@ def _repeatability(p: Page) -> str:
 QUOTES: dict[str, Callable[[Page], str]] = {
     "2026-11-22-pocl.md": _pocl,
     "2026-11-22-cache.md": _cache,
-    "2026-11-24-tflite-models.md": _tflite,
+    "2026-11-25-mobilenet-onnxruntime.md": _mobilenet_onnxruntime,
+    "2026-11-25-tflite-models.md": _tflite,
     "2026-11-25-execution-modes.md": _execution_modes,
+    "2026-11-25-resident-state.md": _resident_state,
+    "2026-11-25-service.md": _service,
     "2026-11-23-restructure.md": _restructure,
     "2026-11-25-calibration.md": _repeatability,
     "2026-11-25-calibration-control-flow.md": _repeatability,

@@ -106,12 +106,18 @@ def test_write_results():
             if dev == device_name:
                 lines.append(f"| {name} | {dev} | {ours:.2f} | {theirs:.2f} | {ours / theirs:.2f} | {rounds} |")
     lines.append("")
+    shared = {name for name, (folder, _) in RANGES.items() if folder == MODELS}
     for device_name in ("opencl", "reference"):
-        ratios = [ours / theirs for (_, dev), (ours, theirs, _) in MEASURED.items() if dev == device_name]
-        if ratios:
-            mean = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
-            lines.append(f"- {device_name}: geometric mean of ours ÷ LiteRT over {len(ratios)} models **{mean:.2f}**"
-                         + (" (goal ≤ 1.0: " + ("met" if mean <= 1.0 else "not met") + ")"
-                            if device_name == "opencl" else ""))
+        for label, names in (("the three shared models", shared), ("every model above", set(RANGES))):
+            ratios = [ours / theirs for (name, dev), (ours, theirs, _) in MEASURED.items()
+                      if dev == device_name and name in names]
+            if ratios:
+                mean = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+                goal = device_name == "opencl" and names is shared
+                lines.append(f"- {device_name}, {label}: geometric mean of ours ÷ LiteRT over {len(ratios)} models "
+                             f"**{mean:.2f}**" + (" (goal ≤ 1.0: " + ("met" if mean <= 1.0 else "not met") + ")"
+                                                   if goal else ""))
+    lines += ["", "The small Keras models run in well under a millisecond on LiteRT: there the per-execution "
+              "and per-kernel launch costs of a CPU OpenCL device, not arithmetic, set our time."]
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / f"{today}-tflite-models.md").write_text("\n".join(lines) + "\n")
