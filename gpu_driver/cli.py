@@ -140,6 +140,12 @@ def _parse_int_range(text: str) -> tuple[int, int]:
     return lo, hi
 
 
+def _add_int_range(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--int-range", type=_parse_int_range, default=None, metavar="LOW,HIGH",
+                        help="inclusive range of random integer inputs, e.g. token ids (default -128,255 "
+                             "clipped to the type)")
+
+
 def _run(args) -> int:
     import numpy as np
 
@@ -190,14 +196,15 @@ def _run(args) -> int:
 
 def _bench_models(args, device) -> int:
     from .mlts.report import html_report, table
-    from .mlts.session import ModelResult, benchmark_model
+    from .mlts.session import DEFAULT_INT_RANGE, ModelResult, benchmark_model
 
     results = []
     for path in args.models:
         try:
             with console.progress(message=path) as report:
                 results.append(benchmark_model(path, device, runs=args.runs, compare=args.compare,
-                                               threads=args.threads, input_range=args.range, progress=report))
+                                               threads=args.threads, input_range=args.range,
+                                               int_range=args.int_range or DEFAULT_INT_RANGE, progress=report))
         except (DriverError, OSError) as exc:
             results.append(ModelResult(path, device.name, 0, 0.0, None, None, None, None, [], error=str(exc)))
     print(table(results))
@@ -337,9 +344,7 @@ def main(argv=None) -> int:
     run.add_argument("--input", action="append", metavar="NAME=FILE.npy", help="an input's value (default: random)")
     run.add_argument("--range", type=_parse_range, default=(0.0, 1.0), metavar="LOW,HIGH",
                      help="range of random float inputs (default 0,1)")
-    run.add_argument("--int-range", type=_parse_int_range, default=None, metavar="LOW,HIGH",
-                     help="inclusive range of random integer inputs, e.g. token ids (default -128,255 "
-                          "clipped to the type)")
+    _add_int_range(run)
     run.add_argument("--output", metavar="FILE.npz", help="save the outputs, by name")
     bench = sub.add_parser("bench", help="latency of .tflite models (vs LiteRT with --compare litert); without "
                                          "models: MobileNet v1/v2 on a device vs the reference device")
@@ -351,6 +356,7 @@ def main(argv=None) -> int:
     bench.add_argument("--threads", type=int, default=2, help="LiteRT threads (default 2)")
     bench.add_argument("--range", type=_parse_range, default=(0.0, 1.0), metavar="LOW,HIGH",
                        help="range of random float inputs (default 0,1)")
+    _add_int_range(bench)
     bench.add_argument("--html", metavar="FILE", help="write a self-contained HTML report")
     calibrate = sub.add_parser("calibrate", help="re-measure the capability figures of accelerator devices")
     calibrate.add_argument("--device", help="one device name (default: every accelerator device)")

@@ -114,7 +114,7 @@ def _prepare_times(device, model) -> tuple[object, float, float | None]:
 
 def benchmark_model(path: str, device, runs: int = 50, warmup: int = 3, compare: str | None = None,
                     threads: int = 2, input_range: tuple[float, float] = (0.0, 1.0),
-                    inputs: list[np.ndarray] | None = None,
+                    int_range: tuple[int, int] = DEFAULT_INT_RANGE, inputs: list[np.ndarray] | None = None,
                     progress: Callable[[str], None] = lambda message: None) -> ModelResult:
     """Benchmark one ``.tflite`` model on ``device`` (see the module docstring)."""
     name = os.path.basename(path)
@@ -122,7 +122,7 @@ def benchmark_model(path: str, device, runs: int = 50, warmup: int = 3, compare:
     with open(path, "rb") as f:
         data = f.read()
     imported = tflite.load_model(data)
-    feed = inputs if inputs is not None else random_inputs(imported.inputs, *input_range)
+    feed = inputs if inputs is not None else random_inputs(imported.inputs, *input_range, int_range=int_range)
     progress(f"{name}: preparing on {device.name}")
     prepared, cold, cached = _prepare_times(device, imported.model)
     peer = LiteRT(data, threads) if compare == "litert" else None

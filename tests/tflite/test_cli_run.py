@@ -32,3 +32,9 @@ def test_bad_int_range_is_a_usage_error(text, capsys):
         cli.main(["run", MODEL, "--int-range", text])
     assert exit_.value.code == 2
     assert "--int-range" in capsys.readouterr().err
+
+
+def test_bench_takes_the_int_range_too(capsys):
+    assert cli.main(["bench", MODEL, "--device", "reference", "--runs", "3", "--int-range", "0,99"]) == 0
+    out = capsys.readouterr().out
+    assert "transformer_float.tflite" in out and "error" not in out.lower()
