@@ -1,0 +1,63 @@
+/* Depthwise convolution, float32 NHWC, depth multiplier 1, CO a multiple of VW: work item = (channel
+ * block cb of VW consecutive channels, pixel block of PX along x, n*OH + oy).  Inputs, weights and
+ * accumulators are VW-lane FLOATV (explicit vectors: PoCL emits full-width AVX-512 code for them, its
+ * work-item vectoriser only 256-bit).  The products are written lane by lane: the CUDA prelude's
+ * FLOATV has no vector x vector product (on PoCL as fast as it within the measurement noise).  Per
+ * filter row the RW input columns under the tile are loaded (and masked) once and shared by the KW
+ * taps.  w: [KH][KW][CO] float; bias [CO] float. */
+KERNEL void ${KERNEL_NAME}(GLOBAL const float* RESTRICT in, GLOBAL const float* RESTRICT w,
+                           GLOBAL const float* RESTRICT bias, GLOBAL float* RESTRICT out) {
+    const int cb = GLOBAL_ID(0);
+    const int pb = GLOBAL_ID(1);
+    const int row = GLOBAL_ID(2);
+    if (cb >= ${CB} || pb >= ${PBLOCKS} || row >= ${ROWS}) return;
+    const int n = row / ${OH};
+    const int oy = row % ${OH};
+    const int ox0 = pb * ${PX};
+    FLOATV(${VW}) acc[${PX}];
+#pragma unroll
+    for (int p = 0; p < ${PX}; ++p) acc[p] = FLOATV_SPLAT(${VW}, 0.0f);
+#pragma unroll
+    for (int ky = 0; ky < ${KH}; ++ky) {
+        const int iy = oy * ${SH} - ${PT} + ky * ${DH};
+        const int oky = iy >= 0 && iy < ${H};
+        const int rbase = (n * ${H} + (oky ? iy : 0)) * ${W};
+        FLOATV(${VW}) xr[${RW}];
+#pragma unroll
+        for (int t = 0; t < ${RW}; ++t) {
+            const int ix = ox0 * ${SW} - ${PL} + t;
+            const int ok = oky && ix >= 0 && ix < ${W};
+            const FLOATV(${VW}) v = FLOATV_LOAD(${VW}, in, (rbase + (ok ? ix : 0)) * ${CB} + cb);
+            xr[t] = ok ? v : FLOATV_SPLAT(${VW}, 0.0f);
+        }
+#pragma unroll
+        for (int kx = 0; kx < ${KW}; ++kx) {
+            const FLOATV(${VW}) wv = FLOATV_LOAD(${VW}, w, (ky * ${KW} + kx) * ${CB} + cb);
+#pragma unroll
+            for (int p = 0; p < ${PX}; ++p) {
+#pragma unroll
+                for (int j = 0; j < ${VW}; ++j) acc[p][j] += xr[p * ${SW} + kx * ${DW}][j] * wv[j];
+            }
+        }
+    }
+    const FLOATV(${VW}) b = FLOATV_LOAD(${VW}, bias, cb);
+    const int o0 = (row * ${OW} + ox0) * ${CO} + cb * ${VW};   /* first lane of the first pixel */
+#pragma unroll
+    for (int p = 0; p < ${PX}; ++p) {
+#if !${EXACT}
+        if (ox0 + p < ${OW})                     /* partial last pixel block */
+#endif
+        {
+            const FLOATV(${VW}) s = acc[p] + b;
+#pragma unroll
+            for (int j = 0; j < ${VW}; ++j) {
+                float v = s[j];
+#if ${HAS_ACT}
+                v = v < ${ACT_FMIN} ? ${ACT_FMIN} : v;   /* std::min(std::max(v, lo), hi): a NaN goes through */
+                v = ${ACT_FMAX} < v ? ${ACT_FMAX} : v;
+#endif
+                out[o0 + p * ${CO} + j] = v;
+            }
+        }
+    }
+}
