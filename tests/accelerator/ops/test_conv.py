@@ -65,6 +65,26 @@ def test_depthwise(accelerator, quant, case):
               *pad, *strides, i32(mult), *tail], [out], rng, what=str(case))
 
 
+# float32 depthwise, multiplier 1, channels a multiple of 16: the 16-channel vector kernel
+# (conv_depthwise_vector.cl); output widths not a multiple of its 4-pixel blocks
+VECTOR_DEPTHWISE_CASES = [
+    (1, 9, 11, 32, 1, 3, 3, 1, 1, 1, 0),                # SAME, 11 columns: a partial pixel block
+    (2, 12, 13, 48, 1, 3, 3, 2, 1, (1, 1, 0, 1), 3),    # stride 2, uneven padding, RELU6
+    (1, 10, 10, 16, 1, 3, 3, 1, 2, (2, 2, 2, 2), 1),    # dilation 2
+    (1, 7, 9, 64, 1, 5, 5, 1, 1, 2, 2),                 # 5×5 VALID, RELU1
+]
+
+
+@pytest.mark.parametrize("case", VECTOR_DEPTHWISE_CASES)
+def test_depthwise_vector_kernel(accelerator, case):
+    rng = np.random.default_rng(13)
+    n, h, w, ci, _, kh, kw, s, d, padding, act = case
+    pad, strides, tail = _spatial(padding, s, act, d)
+    check_op(accelerator, OP.DEPTHWISE_CONV_2D,
+             [In(F32, (n, h, w, ci)), _weights(rng, False, (1, kh, kw, ci)), _bias(rng, False, ci),
+              *pad, *strides, i32(1), *tail], [Out(F32)], rng, what=str(case))
+
+
 def test_nchw_dilated_hand_worked(accelerator):
     # 3x3 image 1..9 (NCHW), 2x2 filter of ones dilated by 2 taps the four corners: 1 + 3 + 7 + 9 = 20,
     # + bias 0.5; depthwise with multiplier 2 (filter 1 and 2 everywhere) gives 20.5 and 40.5
