@@ -127,12 +127,12 @@ def _mobilenet_onnxruntime(p: Page) -> str:
     t = p.table()
     v1, v2 = t.row("mobilenet_v1"), t.row("mobilenet_v2")
     layers = p.tables[2]
-    fractions = [r["fraction of peak"] for r in layers.rows if r["layer"].startswith("conv 1×1")]
+    fractions = sorted((r["fraction of peak"] for r in layers.rows if r["layer"].startswith("conv 1×1")),
+                       key=lambda f: int(f.rstrip("%")))
     return (f"MobileNet v1 {v1['PoCL ms']} ms and v2 {v2['PoCL ms']} ms on PoCL against ONNX Runtime's "
             f"{v1['ONNX Runtime ms']} and {v2['ONNX Runtime ms']} ms (2 threads, same weights, alternating): "
             f"**{v1['PoCL ÷ ORT']}×** and **{v2['PoCL ÷ ORT']}×**; 1×1 convolutions at "
-            f"{min(fractions, key=lambda f: int(f.rstrip('%')))}–{max(fractions, key=lambda f: int(f.rstrip('%')))} "
-            f"of numpy's sgemm peak.")
+            f"{fractions[0]}–{fractions[-1]} of numpy's sgemm peak.")
 
 
 def _service(p: Page) -> str:

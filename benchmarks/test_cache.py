@@ -32,6 +32,8 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.machine import cpu_model
+
 ROOT = Path(__file__).resolve().parents[1]
 GOAL = 20.0
 CHILD_ENV = {"POCL_KERNEL_CACHE": "0", "GPU_DRIVER_PRIVATE_CACHE": "0"}
@@ -139,22 +141,11 @@ def run_child() -> dict:
     return data
 
 
-def _cpu_model() -> str:
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
-        for line in out.splitlines():
-            if line.startswith("Model name:"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
 def write_report(data: dict) -> Path:
     today = datetime.date.today().isoformat()
     path = ROOT / "benchmarks" / "results" / f"{today}-cache.md"
     lines = [f"# Compilation cache: cold prepare vs prepare from cache ({today})", "",
-             f"- machine: {_cpu_model()} ({os.cpu_count()} CPUs), {platform.platform()}; load average "
+             f"- machine: {cpu_model()} ({os.cpu_count()} CPUs), {platform.platform()}; load average "
              f"{os.getloadavg()[0]:.1f} when written (the machine is shared: short timings suffer most)",
              f"- device: {data['device']} — {data['version']}",
              "- PoCL kernel cache off (POCL_KERNEL_CACHE=0 in a fresh measuring process, set before pyopencl "

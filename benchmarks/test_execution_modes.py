@@ -26,7 +26,6 @@ With benchmarking enabled, the last test writes ``benchmarks/results/<date>-exec
 """
 import datetime
 import os
-import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -37,6 +36,7 @@ from gpu_driver.hal.model import DataLocation, Request, RequestArgument
 from gpu_driver.runtime.sync_fence import FenceState
 from gpu_driver.zoo import add_model, mobilenet_v2
 
+from benchmarks.machine import cpu_model, load_average
 from benchmarks.test_overhead import _bare_add, _request
 
 ADD_GROUP, MOBILENET_GROUP = "execution-modes-add16", "execution-modes-mobilenet_v2"
@@ -48,7 +48,7 @@ RESULTS = Path(__file__).parent / "results"
 #: what this run measured, for the results file: group -> mode -> (median per round µs, executions per round)
 MEASURED: dict[str, dict[str, tuple[float, int]]] = {}
 ALTERNATING: dict[str, float] = {}   # mode -> median µs per execution, all modes interleaved
-RUN_INFO: dict[str, str] = {"load_before": ", ".join(f"{x:.2f}" for x in os.getloadavg())}
+RUN_INFO: dict[str, str] = {"load_before": load_average()}
 
 
 def _pedantic(benchmark, group, mode, fn, rounds, per_round=1):
@@ -249,15 +249,6 @@ def test_mobilenet_v2_mode(benchmark, mode, mobilenet):
 
 
 # ---- the results file -------------------------------------------------------------------------------
-def _machine() -> str:
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-    return next((line.split(":", 1)[1].strip() for line in out.splitlines() if line.startswith("Model name:")),
-                "unknown")
-
-
 def _per_mode_table(rows: dict[str, tuple[float, int]], floor: str | None) -> list[str]:
     sync = rows.get("sync", (None, 1))[0]
     base = rows.get(floor, (None, 1))[0] if floor else None
@@ -277,10 +268,10 @@ def test_write_results(pocl):
         pytest.skip("nothing measured (benchmarks disabled or deselected)")
     import pyopencl as cl
     today = datetime.date.today().isoformat()
-    load_after = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    load_after = load_average()
     floor = "bare pyopencl, one wait"
     lines = [f"# Execution modes on PoCL, {today}", "",
-             f"- machine: {_machine()} (`lscpu`), {os.cpu_count()} CPUs; load average (1, 5, 15 min) "
+             f"- machine: {cpu_model()} (`lscpu`), {os.cpu_count()} CPUs; load average (1, 5, 15 min) "
              f"before {RUN_INFO['load_before']}, after {load_after}",
              f"- device: {pocl.name} — {pocl.backend.device_name} (pyopencl {cl.VERSION_TEXT})",
              f"- onnxruntime {RUN_INFO.get('onnxruntime', 'not installed')} (CPUExecutionProvider, 2 intra-op threads)",

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import statistics
 import time
 
 import numpy as np
 import pytest
 
+from benchmarks.machine import cpu_model
 from gpu_driver import zoo
 from gpu_driver.builder import ModelBuilder
 from gpu_driver.graph import build_graph
@@ -237,14 +237,6 @@ def test_quant8_vs_float(benchmark, pocl, name):
 
 # ---- the results page -----------------------------------------------------------------------------
 
-def _cpu_name() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            return next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
-    except (OSError, StopIteration):
-        return platform.processor() or platform.machine()
-
-
 def write_page(path: str, rounds: int = ROUNDS) -> str:
     import onnxruntime
 
@@ -254,7 +246,7 @@ def write_page(path: str, rounds: int = ROUNDS) -> str:
 
     device = gd.get_device("opencl")
     lines = [f"# MobileNet on PoCL vs ONNX Runtime — {time.strftime('%Y-%m-%d', time.gmtime())}", "",
-             f"Machine: {_cpu_name()}, {os.cpu_count()} CPUs; "
+             f"Machine: {cpu_model()}, {os.cpu_count()} CPUs; "
              f"`uptime` load before: {os.getloadavg()[0]:.2f}; device {device.name} "
              f"({device.get_version_string()}); ONNX Runtime {onnxruntime.__version__} CPUExecutionProvider, "
              f"{THREADS} threads; tile tuning {'on' if autotune.enabled() else 'off'}.", "",

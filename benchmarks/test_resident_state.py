@@ -16,8 +16,6 @@ Run: ``python -m pytest benchmarks/test_resident_state.py -q -s``
 from __future__ import annotations
 
 import datetime
-import os
-import subprocess
 import time
 from pathlib import Path
 
@@ -26,6 +24,7 @@ import pytest
 
 import gpu_driver as gd
 from gpu_driver.hal.model import DataLocation, Request, RequestArgument
+from benchmarks.machine import cpu_model, load_average
 from tests.memory.recurrent import ResidentRecurrence, recurrent_model
 
 STEPS = 100
@@ -39,17 +38,6 @@ def _device():
         if d.name.startswith("opencl"):
             return d
     pytest.skip("no OpenCL device")
-
-
-def _machine() -> str:
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
-        for line in out.splitlines():
-            if line.startswith("Model name:"):
-                return line.split(":", 1)[1].strip()
-    except (OSError, subprocess.CalledProcessError):
-        pass
-    return "unknown"
 
 
 class SharedRecurrence:
@@ -123,11 +111,11 @@ def _write(device, rows) -> None:
     lines = [
         f"# Resident state vs shared-memory round trip — {today}",
         "",
-        f"- machine: {_machine()} (`lscpu` model name)",
+        f"- machine: {cpu_model()} (`lscpu` model name)",
         f"- device: {device.name} — {device.backend.device_name} ({device.backend.runtime_version})",
         f"- workload: {STEPS} steps of h' = tanh(FC(x) + FC(h)), float32; best of {REPEATS} runs, the two "
         "variants alternating run by run",
-        f"- load average (1, 5, 15 min) at the end: {', '.join(f'{x:.2f}' for x in os.getloadavg())}",
+        f"- load average (1, 5, 15 min) at the end: {load_average()}",
         "- domain = state in memory-domain driver buffers (on the device); shared = state in shared memory",
         "- bytes = host↔device bytes from the backend's transfer counters, both directions, whole run",
         "",

@@ -35,7 +35,7 @@ import pytest
 import gpu_driver as gd
 from gpu_driver.zoo import add_model
 
-from benchmarks.test_execution_modes import _machine
+from benchmarks.machine import cpu_model, load_average
 from benchmarks.test_overhead import _request
 
 GROUP = "service-add16"
@@ -48,7 +48,7 @@ RESULTS = Path(__file__).parent / "results"
 #: what this run measured, for the results file: "local sync", … -> median µs
 ONE_AFTER_THE_OTHER: dict[str, float] = {}
 ALTERNATING: dict[str, float] = {}
-RUN_INFO: dict[str, str] = {"load_before": ", ".join(f"{x:.2f}" for x in os.getloadavg())}
+RUN_INFO: dict[str, str] = {"load_before": load_average()}
 
 
 @pytest.fixture(scope="module")
@@ -157,9 +157,9 @@ def test_write_results(pocl):
     if not (ONE_AFTER_THE_OTHER or ALTERNATING):
         pytest.skip("nothing measured (benchmarks disabled or deselected)")
     today = datetime.date.today().isoformat()
-    load_after = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    load_after = load_average()
     lines = [f"# Driver service overhead on PoCL, {today}", "",
-             f"- machine: {_machine()} (`lscpu`), {os.cpu_count()} CPUs; load average (1, 5, 15 min) before "
+             f"- machine: {cpu_model()} (`lscpu`), {os.cpu_count()} CPUs; load average (1, 5, 15 min) before "
              f"{RUN_INFO['load_before']}, after {load_after}",
              f"- device: {pocl.name} — {pocl.backend.device_name}; model: one ADD of 16 floats "
              "(`gpu_driver.zoo.add_model`); remote: `python -m gpu_driver serve` in a process of its own, one "

@@ -10,13 +10,13 @@ import datetime
 import math
 import os
 import statistics
-import subprocess
 import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from benchmarks.machine import cpu_model, load_average
 from gpu_driver import tflite
 
 pytest.importorskip("ai_edge_litert.interpreter")
@@ -33,7 +33,7 @@ ROUNDS = {"opencl": 40, "reference": 5}
 RESULTS = ROOT / "benchmarks" / "results"
 #: (model, device) -> (ours median ms, LiteRT median ms, rounds), for the results page
 MEASURED: dict[tuple[str, str], tuple[float, float, int]] = {}
-LOAD_BEFORE = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+LOAD_BEFORE = load_average()
 
 
 def _feed(imported, lo: float, hi: float) -> list[np.ndarray]:
@@ -77,23 +77,14 @@ def test_model_vs_litert(benchmark, name, device_name, pocl, reference):
     MEASURED[(name, device_name)] = (ours, theirs, len(peer_ms))
 
 
-def _machine() -> str:
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-    return next((line.split(":", 1)[1].strip() for line in out.splitlines() if line.startswith("Model name:")),
-                "unknown")
-
-
 def test_write_results():
     """Write this run's table to benchmarks/results/<date>-tflite-models.md (benchmarking enabled)."""
     if not MEASURED:
         pytest.skip("nothing measured (benchmarks disabled or deselected)")
     today = datetime.date.today().isoformat()
-    load_after = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    load_after = load_average()
     lines = [f"# TF Lite models against LiteRT, {today}", "",
-             f"Machine: {_machine()} (`lscpu`), {os.cpu_count()} CPUs, no GPU; load average (1, 5, 15 min) before "
+             f"Machine: {cpu_model()} (`lscpu`), {os.cpu_count()} CPUs, no GPU; load average (1, 5, 15 min) before "
              f"{LOAD_BEFORE}, after {load_after}. PoCL as `opencl`.",
              "Command: `python -m pytest benchmarks/test_tflite_models.py -p no:cacheprovider "
              "--benchmark-json=benchmarks/results/<date>-tflite-models.json` (this page is written by its last "
