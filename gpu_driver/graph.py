@@ -46,21 +46,22 @@ def decode_value(operand_type: OperandType, shape: tuple[int, ...], raw) -> obje
 def operand_info(model: Model, subgraph: Subgraph, index: int, with_value: bool = True) -> TensorInfo:
     """TensorInfo of a subgraph operand as declared by the model (constant value decoded)."""
     op = subgraph.operands[index]
-    info = OPERAND_TYPE_INFO[op.type]
-    if info.is_tensor:
-        shape = tuple(op.dimensions) if op.dimensions else None
-    else:
-        shape = ()
-    channel = op.extra_params if op.type == OperandType.TENSOR_QUANT8_SYMM_PER_CHANNEL else None
     value = None
     if with_value and op.lifetime in (OperandLifeTime.CONSTANT_COPY, OperandLifeTime.CONSTANT_REFERENCE):
-        value = decode_value(op.type, shape or (), constant_bytes(model, op))
+        value = decode_value(op.type, tuple(op.dimensions), constant_bytes(model, op))
     elif op.lifetime == OperandLifeTime.SUBGRAPH:
         value = op.location.offset
-    known = shape is not None and 0 not in shape
+    return declared_info(op, index, value)
+
+
+def declared_info(op: Operand, index: int, value=None) -> TensorInfo:
+    """TensorInfo of operand ``op`` (number ``index``) as declared, holding ``value`` (a constant's
+    decoded value, a SUBGRAPH reference, or None)."""
+    shape = (tuple(op.dimensions) if op.dimensions else None) if OPERAND_TYPE_INFO[op.type].is_tensor else ()
+    channel = op.extra_params if op.type == OperandType.TENSOR_QUANT8_SYMM_PER_CHANNEL else None
     return TensorInfo(type=op.type, shape=shape, scale=op.scale, zero_point=op.zero_point,
-                      channel_quant=channel, value=value,
-                      omitted=op.lifetime == OperandLifeTime.NO_VALUE, index=index, known_shape=known)
+                      channel_quant=channel, value=value, omitted=op.lifetime == OperandLifeTime.NO_VALUE,
+                      index=index, known_shape=shape is not None and 0 not in shape)
 
 
 @dataclass

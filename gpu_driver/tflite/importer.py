@@ -15,6 +15,7 @@ import numpy as np
 
 from ..builder import ModelBuilder
 from ..errors import DriverError, invalid
+from ..graph import declared_info
 from ..hal.model import Model, Operation, SymmPerChannelQuantParams
 from ..hal.types import OPERAND_TYPE_INFO, OperandLifeTime, OperandType as T, OperationType
 from ..ops.catalog import define, lookup
@@ -200,14 +201,7 @@ class Emitter:
         dimensions, a constant's value, and what the operations emitted so far infer (dimensions,
         and values computed from constants with the reference kernels)."""
         if operand not in self.known:
-            o = self.b.operand(operand)
-            tensor = OPERAND_TYPE_INFO[o.type].is_tensor
-            shape = (tuple(o.dimensions) if o.dimensions else None) if tensor else ()
-            self.known[operand] = TensorInfo(
-                type=o.type, shape=shape, scale=o.scale, zero_point=o.zero_point,
-                channel_quant=o.extra_params if o.type == T.TENSOR_QUANT8_SYMM_PER_CHANNEL else None,
-                value=self.b.constant_value(operand), omitted=o.lifetime == OperandLifeTime.NO_VALUE,
-                index=operand, known_shape=shape is not None and 0 not in shape)
+            self.known[operand] = declared_info(self.b.operand(operand), operand, self.b.constant_value(operand))
         return self.known[operand]
 
     def refusal(self, op_type: OperationType, inputs: list[int], outputs: list[int]) -> str | None:
@@ -258,7 +252,6 @@ class Emitter:
             self.b.set_constant(o, v)
             self.known[o] = replace(t, value=v)
         return True
-
 
     def shape_of(self, i: int) -> list[int]:
         """NNAPI dimensions of tensor ``i``: 0 for a dimension unknown until execution; a TF Lite
