@@ -407,7 +407,7 @@ def _depthwise(em: Emitter, op: Operator) -> None:
 
 def _transpose_conv(em: Emitter, op: Operator) -> None:
     """TRANSPOSE_CONV: inputs (output_shape, weights [O,H,W,I], input, optional bias)."""
-    shape, w, x = op.inputs[0], op.inputs[1], op.inputs[2]
+    w, x = op.inputs[1], op.inputs[2]
     units = em.shape_of(w)[0]
     out_shape = em.i32_vector(_const(em, op, 0, "output_shape").reshape(-1))
     args = [em.operand(x), em.operand(w), _bias(em, op, 3, units), out_shape,
@@ -512,14 +512,13 @@ def _concatenation(em: Emitter, op: Operator) -> None:
 
 def _concatenate_int32(em: Emitter, op: Operator, axis: int) -> None:
     """CONCATENATION of INT32 tensors (shape arithmetic), which NNAPI's CONCATENATION lacks: constant
-    pieces are placed in one constant; each other piece is widened to the output's length along the
-    axis by a GATHER with clamped indices, masked by a 0/1 MUL and added."""
+    pieces are placed in one constant; each other piece is placed at its offset of the output
+    (:func:`_placed_int32`) and added."""
     dims = [_known_shape(em, i) or [1] for i in op.inputs]
     out_dims = list(dims[0])
     out_dims[axis] = sum(d[axis] for d in dims)
     if len(out_dims) > 4:
         raise Unsupported(f"INT32 CONCATENATION of rank {len(out_dims)}")
-    n = out_dims[axis]
     base = np.zeros(out_dims, np.int32)
     total, offset = None, 0
     for i, d in zip(op.inputs, dims):
@@ -530,14 +529,7 @@ def _concatenate_int32(em: Emitter, op: Operator, axis: int) -> None:
         if value is not None:
             base[tuple(window)] = np.asarray(value).reshape(d)
         elif size:
-            positions = np.arange(n)
-            index = np.clip(positions - offset, 0, size - 1).astype(np.int32)
-            mask_dims = [1] * len(out_dims)
-            mask_dims[axis] = n
-            mask = ((positions >= offset) & (positions < offset + size)).astype(np.int32).reshape(mask_dims)
-            widened, masked = em.like(op.outputs[0], shape=out_dims), em.like(op.outputs[0], shape=out_dims)
-            em.op(O.GATHER, [em.operand(i), em.i32(axis), em.constant(T.TENSOR_INT32, index)], [widened])
-            em.op(O.MUL, [widened, em.constant(T.TENSOR_INT32, mask), em.i32(0)], [masked])
+            masked = _placed_int32(em, em.operand(i), op.outputs[0], size, out_dims, axis, offset)
             if total is not None:
                 summed = em.like(op.outputs[0], shape=out_dims)
                 em.op(O.ADD, [total, masked, em.i32(0)], [summed])
@@ -1286,22 +1278,28 @@ def _gather_nd(em: Emitter, op: Operator) -> None:
         em.op(O.RESHAPE, [gathered, em.i32_vector(pdims[k:] or [1])], [em.output(op.outputs[0])])
 
 
+def _placed_int32(em: Emitter, x: int, like: int, size: int, dims: list[int], axis: int, offset: int) -> int:
+    """INT32 ``x`` (``size`` long along ``axis``) placed at ``offset`` along that axis of a new tensor
+    of ``dims``, zero elsewhere (what falls outside is dropped): a GATHER with clamped indices, then
+    a 0/1 mask (MUL) — NNAPI has no INT32 PAD or CONCATENATION."""
+    positions = np.arange(dims[axis])
+    index = np.clip(positions - offset, 0, size - 1).astype(np.int32)
+    mask_dims = [1] * len(dims)
+    mask_dims[axis] = dims[axis]
+    mask = ((positions >= offset) & (positions < offset + size)).astype(np.int32).reshape(mask_dims)
+    gathered, placed = em.like(like, shape=dims), em.like(like, shape=dims)
+    em.op(O.GATHER, [x, em.i32(axis), em.constant(T.TENSOR_INT32, index)], [gathered])
+    em.op(O.MUL, [gathered, em.constant(T.TENSOR_INT32, mask), em.i32(0)], [placed])
+    return placed
+
+
 def _shifted(em: Emitter, x: int, like: int, dims: list[int], axis: int, s: int, reverse: bool) -> int:
     """``x`` moved ``s`` places along ``axis`` (towards the end, or the start when ``reverse``), the
-    vacated places zero: PAD of a SLICE for floats; GATHER with clamped indices times a 0/1 mask for
-    INT32 (PAD has no INT32 form)."""
+    vacated places zero: PAD of a SLICE for floats, :func:`_placed_int32` for INT32."""
     n = dims[axis]
-    out = em.like(like, shape=dims)
     if em.tensor(like).type_name == "INT32":
-        idx = np.clip(np.arange(n) + (s if reverse else -s), 0, n - 1).astype(np.int32)
-        keep = (np.arange(n) < n - s) if reverse else (np.arange(n) >= s)
-        gathered = em.like(like, shape=dims)
-        em.op(O.GATHER, [x, em.i32(axis), em.constant(T.TENSOR_INT32, idx)], [gathered])
-        mask_dims = [1] * len(dims)
-        mask_dims[axis] = n
-        em.op(O.MUL, [gathered, em.constant(T.TENSOR_INT32, keep.astype(np.int32).reshape(mask_dims)), em.i32(0)],
-              [out])
-        return out
+        return _placed_int32(em, x, like, n, dims, axis, -s if reverse else s)
+    out = em.like(like, shape=dims)
     part_dims = list(dims)
     part_dims[axis] = n - s
     starts = [0] * len(dims)
