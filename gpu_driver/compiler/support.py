@@ -150,11 +150,12 @@ def support_graph(model: Model) -> Graph:
         patterns.append(optional)
     if patterns[0]:  # last, every one given (a 0 dimension may only be a size the request decides)
         patterns.append(set())
-    sizes = list(REPRESENTATIVE_DIMS if any(dynamic) else REPRESENTATIVE_DIMS[:1])
-    if any(dynamic):  # then dimensions borrowed from known operands of the same rank (see _borrowed)
-        sizes += [("borrowed", k) for k in range(MAX_BORROWED)]
+    sizes, known = list(REPRESENTATIVE_DIMS[:1]), {}
+    if any(dynamic):  # every size, then dimensions borrowed from known operands of the same rank
+        sizes = [*REPRESENTATIVE_DIMS, *(("borrowed", k) for k in range(MAX_BORROWED))]
+        known = _known_shapes(model)
     for omitted, size in itertools.product(patterns, sizes):
-        shapes = [None if p in omitted else _filled_dims(model, o.dimensions, size)
+        shapes = [None if p in omitted else _filled_dims(known, o.dimensions, size)
                   if OPERAND_TYPE_INFO[o.type].is_tensor else () for p, o in enumerate(declared)]
         if any(s is False for s in shapes):
             continue  # no k-th operand of that rank to borrow from
@@ -176,16 +177,24 @@ def support_graph(model: Model) -> Graph:
 MAX_BORROWED = 8
 
 
-def _filled_dims(model: Model, dims, size) -> tuple[int, ...] | bool:
+def _known_shapes(model: Model) -> dict[int, list[tuple[int, ...]]]:
+    """The distinct fully known shapes of the main subgraph's tensor operands, by rank."""
+    shapes: dict[int, list[tuple[int, ...]]] = {}
+    for o in model.main.operands:
+        dims = tuple(o.dimensions)
+        if OPERAND_TYPE_INFO[o.type].is_tensor and dims and 0 not in dims and dims not in shapes.get(len(dims), []):
+            shapes.setdefault(len(dims), []).append(dims)
+    return shapes
+
+
+def _filled_dims(known: dict[int, list[tuple[int, ...]]], dims, size) -> tuple[int, ...] | bool:
     """``dims`` with its unknown (0) entries set: to ``size``, or, for ``("borrowed", k)``, from the
-    k-th distinct known shape of the same rank among the model's operands (an input concatenated
-    with, or added to, tensors of known shape needs their sizes, not a uniform one).  False when
-    there is no k-th such shape."""
+    k-th distinct known shape of the same rank (``known``, :func:`_known_shapes`: an input
+    concatenated with, or added to, tensors of known shape needs their sizes, not a uniform one).
+    False when there is no k-th such shape."""
     if not isinstance(size, tuple):
         return tuple(d or size for d in dims)
-    shapes = list(dict.fromkeys(tuple(o.dimensions) for o in model.main.operands
-                                if OPERAND_TYPE_INFO[o.type].is_tensor and len(o.dimensions) == len(dims)
-                                and o.dimensions and 0 not in o.dimensions))
+    shapes = known.get(len(dims), [])
     if size[1] >= len(shapes):
         return False
     return tuple(d or b for d, b in zip(dims, shapes[size[1]]))
