@@ -120,21 +120,24 @@ def _calibrate(args) -> int:
     return 0
 
 
-def _parse_range(text: str) -> tuple[float, float]:
+def _pair(text: str, cast, what: str) -> tuple:
+    """"LOW,HIGH" as two values of type ``cast`` (argparse's usage error otherwise)."""
     try:
-        lo, hi = (float(v) for v in text.split(","))
+        lo, hi = (cast(v) for v in text.split(","))
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected LOW,HIGH, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected LOW,HIGH{what}, got {text!r}") from None
+    return lo, hi
+
+
+def _parse_range(text: str) -> tuple[float, float]:
+    lo, hi = _pair(text, float, "")
     if not lo < hi:
         raise argparse.ArgumentTypeError(f"LOW must be below HIGH, got {text!r}")
     return lo, hi
 
 
 def _parse_int_range(text: str) -> tuple[int, int]:
-    try:
-        lo, hi = (int(v) for v in text.split(","))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected LOW,HIGH integers, got {text!r}") from None
+    lo, hi = _pair(text, int, " integers")
     if not lo <= hi:
         raise argparse.ArgumentTypeError(f"LOW must not be above HIGH, got {text!r}")
     return lo, hi
