@@ -71,7 +71,10 @@ class ModelBuilder:
     def set_constant(self, idx: int, value) -> None:
         """Give operand ``idx``, added as a temporary, the constant ``value`` (its lifetime becomes
         CONSTANT_COPY or CONSTANT_REFERENCE, as :meth:`add_constant` chooses)."""
-        operand = self._subgraph.operands[idx]
+        operand = self.operand(idx)
+        if operand.lifetime != OperandLifeTime.TEMPORARY_VARIABLE:
+            raise invalid(f"operand {idx} ({operand.lifetime.name}) cannot be given a constant value: "
+                          "only a temporary can")
         info = OPERAND_TYPE_INFO[operand.type]
         if info.dtype is None:
             raise invalid(f"cannot set a value for an operand of type {operand.type.name}")
@@ -138,7 +141,7 @@ class ModelBuilder:
         scalar operand); None for an operand that is not a constant."""
         from .graph import decode_value
 
-        operand = self._subgraph.operands[index]
+        operand = self.operand(index)
         if operand.lifetime == OperandLifeTime.CONSTANT_COPY:
             loc = operand.location
             raw = bytes(self._values[loc.offset:loc.offset + loc.length])
@@ -150,6 +153,9 @@ class ModelBuilder:
 
     def operand(self, index: int) -> Operand:
         """Operand ``index`` as added so far (type, dimensions, quantization, lifetime)."""
+        n = len(self._subgraph.operands)
+        if isinstance(index, bool) or not isinstance(index, (int, np.integer)) or not 0 <= index < n:
+            raise invalid(f"operand index {index!r} out of range (have {n} operands)")
         return self._subgraph.operands[index]
 
     @property

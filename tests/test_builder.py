@@ -79,6 +79,11 @@ def test_subgraph_operands_are_referenced_and_constants_rebased():
     lambda b: b.add_operation(O.ADD, [0, 1, 7], [3]),
     lambda b: b.set_outputs([42]),
     lambda b: b.add_subgraph("not a builder"),
+    lambda b: b.operand(5),
+    lambda b: b.operand("0"),
+    lambda b: b.constant_value(-1),
+    lambda b: b.set_constant(7, [1.0, 2.0]),
+    lambda b: b.set_constant(0, [1.0, 2.0]),  # the model input is not a temporary
 ])
 def test_misuse_is_invalid_argument(call):
     b = gd.ModelBuilder()
@@ -99,3 +104,15 @@ def test_constant_values_are_range_checked_not_wrapped():
         assert err.value.status == ErrorStatus.INVALID_ARGUMENT
     with pytest.raises(gd.DriverError):
         b.add_scalar(T.INT32, 2 ** 31)
+
+
+def test_set_constant_and_constant_value_round_trip():
+    b = gd.ModelBuilder()
+    t = b.add_operand(T.TENSOR_INT32, [3])
+    assert b.constant_value(t) is None
+    b.set_constant(t, [4, 5, 6])
+    assert b.constant_value(t).tolist() == [4, 5, 6]
+    with pytest.raises(gd.DriverError) as err:
+        b.set_constant(t, [1, 2, 3])  # already a constant
+    assert err.value.status == ErrorStatus.INVALID_ARGUMENT
+

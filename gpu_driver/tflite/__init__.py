@@ -9,6 +9,7 @@ Needs the ``tflite`` extra (``pip install 'gpu_driver[tflite]'``).
 from __future__ import annotations
 
 from ..builder import ModelBuilder
+from ..errors import invalid
 from .importer import ImportedModel, TensorSpec, import_subgraph, specs
 from .operators import CONVERTERS
 from .reader import read_model
@@ -26,6 +27,8 @@ def load_model(source, *, dynamic_dims: bool = False) -> ImportedModel:
 
     Raises DriverError(INVALID_ARGUMENT) for a truncated or corrupt file, and for operators with no
     NNAPI equivalent (the message lists each one: index, name, why)."""
+    if not isinstance(dynamic_dims, bool):
+        raise invalid(f"dynamic_dims must be True or False, got {dynamic_dims!r}")
     tfl = read_model(source)
     main = tfl.subgraphs[0]
     builder = ModelBuilder()

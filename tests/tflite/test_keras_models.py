@@ -101,3 +101,10 @@ def test_every_operator_of_the_keras_models_is_converted_not_skipped():
     for expected in ("WHILE", "GELU", "BATCH_MATMUL", "TRANSPOSE_CONV", "SPACE_TO_BATCH_ND", "BATCH_TO_SPACE_ND",
                      "MEAN", "FULLY_CONNECTED", "QUANTIZE", "STRIDED_SLICE", "PACK", "GATHER"):
         assert expected in seen, expected
+
+
+@pytest.mark.parametrize("flag", ["yes", 1, None])
+def test_dynamic_dims_must_be_a_bool(flag):
+    with pytest.raises(gpu_driver.DriverError) as err:
+        tflite.load_model((MODELS / "simple_rnn_float.tflite").read_bytes(), dynamic_dims=flag)
+    assert err.value.status == gpu_driver.ErrorStatus.INVALID_ARGUMENT
