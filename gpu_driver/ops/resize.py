@@ -9,7 +9,7 @@ Per axis, scale = (align_corners && out > 1) ? (in − 1)/(out − 1) : in/out, 
   round half away from zero (roundf) : floor, then min(index, in − 1) and, with half_pixel_centers,
   max(index, 0).  The whole channel vector is copied.
 
-The lowering (``resize.cl``) runs every type and both layouts, one work item per output element.
+The lowering (``resize.cl``) runs every type and both layouts, one work item per output pixel (looping over its channels).
 """
 from __future__ import annotations
 
@@ -160,7 +160,7 @@ def resize_supported(ctx: LoweringContext) -> bool:
 
 
 def _lower_resize(ctx: LoweringContext, nearest: bool) -> None:
-    """One resize.cl launch over (channel, output column, batch·output row)."""
+    """One resize.cl launch over (output column, batch·output row), each looping over the channels."""
     p = ctx.params
     if p.batch == 0:
         return
@@ -173,7 +173,7 @@ def _lower_resize(ctx: LoweringContext, nearest: bool) -> None:
     d.update(zip(("XN", "XY", "XX", "XC"), image_strides(p.batch, p.in_h, p.in_w, p.in_c, p.nchw)))
     d.update(zip(("ON", "OY", "OX", "OC"), image_strides(p.batch, p.out_h, p.out_w, p.out_c, p.nchw)))
     d.update(float_io(x))
-    ctx.emit("resize.cl", d, [ctx.input(0)], [ctx.output(0)], (p.in_c, p.out_w, p.batch * p.out_h))
+    ctx.emit("resize.cl", d, [ctx.input(0)], [ctx.output(0)], (p.out_w, p.batch * p.out_h))
 
 
 def lower_resize_bilinear(ctx: LoweringContext) -> None:
