@@ -22,10 +22,11 @@ class CompletionWatcher:
         self._thread: threading.Thread | None = None
         self._start_lock = threading.Lock()
 
-    def watch(self, marker: Any, continuation: Callable[[Exception | None], None]) -> None:
+    def watch(self, marker: Any, continuation: Callable[[Exception | None], None], launcher=None) -> None:
         """Run ``continuation(error)`` on the watcher thread once ``marker`` has completed (``error``:
-        what waiting for it raised, or None)."""
-        self._queue.put((marker, continuation))
+        what waiting for it raised, or None); ``launcher``: the one that made the marker (a lane's),
+        by default the device's."""
+        self._queue.put((marker, continuation, launcher or self.launcher))
         if self._thread is None:
             with self._start_lock:
                 if self._thread is None:
@@ -35,10 +36,10 @@ class CompletionWatcher:
 
     def _serve(self) -> None:
         while True:
-            marker, continuation = self._queue.get()
+            marker, continuation, launcher = self._queue.get()
             error = None
             try:
-                self.launcher.wait_marker(marker)
+                launcher.wait_marker(marker)
             except Exception as exc:  # the continuation reports it through its fence
                 error = exc
             try:

@@ -20,6 +20,7 @@ from ..runtime.prepared_model import PreparedModel
 from ..version import __version__
 from .completion_watcher import CompletionWatcher
 from .control_flow import ControlFlowPreparedModel, control_flow_support, has_control_flow
+from .inline_queue import InlineQueue
 from .prepared_model import AcceleratorPreparedModel
 
 
@@ -36,6 +37,15 @@ class AcceleratorDevice(Device):
         self._capabilities: Capabilities | None = None
         #: finishes fenced executions as the device completes them
         self.completions = CompletionWatcher(backend.launcher, name)
+        self._inline_queues: dict[int, InlineQueue] = {}
+
+    def inline_queue(self, lane) -> InlineQueue:
+        """The in-order queue of fenced work on ``lane``, a backend lane that runs in its caller."""
+        with self._lock:
+            queue = self._inline_queues.get(id(lane))
+            if queue is None:
+                queue = self._inline_queues[id(lane)] = InlineQueue(lane, self.name)
+            return queue
 
     # ---- queries ---------------------------------------------------------------------------------
     def get_type(self) -> DeviceType:

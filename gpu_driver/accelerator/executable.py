@@ -115,8 +115,9 @@ class Executable:
 
 
 def instantiate(backend, compiled: CompiledModel) -> Executable:
-    """Load the binary on ``backend`` (a backends.base.BackendDevice), allocate the planned buffers,
-    upload the constants, bind every launch's arguments."""
+    """Load the binary on ``backend`` (a backends.base.BackendDevice; the lane the plan names),
+    allocate the planned buffers, upload the constants, bind every launch's arguments."""
+    backend = backend.lane(compiled.plan.lane)
     plan, allocator = compiled.plan, backend.allocator
     exe = Executable(plan, allocator, backend.launcher)
     arena = allocator.alloc(plan.arena_bytes) if plan.arena_bytes else None

@@ -110,8 +110,6 @@ class AcceleratorPreparedModel(PreparedModel):
     def __init__(self, device, model: Model, compiled: CompiledModel | None = None):
         super().__init__(device, model)
         self.backend = device.backend
-        self.allocator = device.backend.allocator
-        self.launcher = device.backend.launcher
         # input-shape signature -> Specialization, least recently used first (bounded: MAX_SPECIALIZATIONS
         # besides the shape-static one, which is never evicted)
         self._specs: OrderedDict[tuple, Specialization] = OrderedDict()
@@ -126,6 +124,12 @@ class AcceleratorPreparedModel(PreparedModel):
                 if graph.fully_specified and not self._value_positions and \
                         all(graph.tensors[i].known_shape for i in model.main.input_indexes):
                     compiled = self._compile_all_inputs_present(graph)
+            #: the backend lane every specialisation runs on: the one the shape-static model was
+            #: compiled for (small models run inline on PoCL), else the device itself
+            self._lane_name = compiled.plan.lane if compiled is not None else ""
+            self.lane = self.backend.lane(self._lane_name)
+            self.allocator = self.lane.allocator
+            self.launcher = self.lane.launcher
             if compiled is not None:
                 self._static = Specialization(compiled, instantiate(self.backend, compiled))
                 self._specs[self._signature_of(compiled.plan.input_shapes)] = self._static
@@ -141,7 +145,7 @@ class AcceleratorPreparedModel(PreparedModel):
         then specialised on what its request gives."""
         shapes = [graph.tensors[i].shape for i in self.model.main.input_indexes]
         try:
-            return compile_model(self.model, self.backend, shapes)
+            return compile_model(self.model, self.backend, shapes, lane=None)
         except DriverError as exc:
             if exc.status != ErrorStatus.INVALID_ARGUMENT:
                 raise
@@ -200,7 +204,7 @@ class AcceleratorPreparedModel(PreparedModel):
                 try:
                     compiled = compile_model(self.model, self.backend,
                                              [None if s is None else list(s) for s in shapes], check_support=True,
-                                             input_values=values)
+                                             input_values=values, lane=self._lane_name)
                     spec = Specialization(compiled, instantiate(self.backend, compiled))
                 except DriverError as exc:
                     raise DriverError(exc.status, f"input shapes {sig}: {exc.message}") from exc
@@ -370,7 +374,10 @@ class AcceleratorPreparedModel(PreparedModel):
         enqueued orders the work on the device (the queue is in order); any other fence (a client's,
         another device's, one whose work is not enqueued yet) defers the enqueue until it signals,
         without a waiting thread."""
-        host_fences = [f for f in work.fences if f.device_mark(self.backend) is None]
+        if self.lane.runs_in_caller:  # enqueueing would run it here: the lane's worker thread does
+            self.device.inline_queue(self.lane).submit(work, self._enqueue_fenced)
+            return
+        host_fences = [f for f in work.fences if f.device_mark(self.lane) is None]
         if not host_fences:
             self._enqueue_fenced(work)
             return
@@ -397,7 +404,7 @@ class AcceleratorPreparedModel(PreparedModel):
         except Exception as exc:  # device trouble
             work.fail(failure(f"fenced execution failed: {type(exc).__name__}: {exc}"))
             return
-        work.fence.set_device_mark(self.backend, marker)
+        work.fence.set_device_mark(self.lane, marker)
 
         def finish(error: Exception | None) -> None:
             if error is not None:
@@ -408,7 +415,15 @@ class AcceleratorPreparedModel(PreparedModel):
             del staged[:]
             return self._elapsed(marks) if work.ctx.measure else None
 
-        self.device.completions.watch(marker, lambda error: work.run(lambda: finish(error)))
+        if self.lane.runs_in_caller:  # the work has run: finish here, in the lane's worker thread
+            error = None
+            try:
+                self.launcher.wait_marker(marker)
+            except Exception as exc:  # reported through the fence
+                error = exc
+            work.run(lambda: finish(error))
+            return
+        self.device.completions.watch(marker, lambda error: work.run(lambda: finish(error)), self.launcher)
 
     # ---- pool binding ----------------------------------------------------------------------------------
     def bind_input(self, arg, pool, buffer, nbytes: int, blocking: bool = True):

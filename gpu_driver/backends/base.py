@@ -8,7 +8,10 @@
   preparation), ``enqueue`` (replay), ``finish`` (wait) and ``elapsed_ns`` (device time);
 - :class:`LaunchTuning`: the local size of each shape of parallel work (compiler.ir.Work).
 
-A :class:`BackendDevice` is one device of one runtime: its description and those four parts.  The
+A :class:`BackendDevice` is one device of one runtime: its description and those four parts, and
+its *lanes*: a lane is a second set of the four parts on the same device memory that runs work
+differently (PoCL's inline lane runs small models in the calling thread); the compiler picks one
+per model (:meth:`BackendDevice.lane_for`) and the compiled model names it.  The
 compiler pipeline, the executable and AcceleratorDevice only talk to these parts; adding a backend
 means one new module here and its line in gpu_driver/runtime/discovery.py — nothing in
 gpu_driver/compiler changes.
@@ -287,6 +290,21 @@ class BackendDevice(abc.ABC):
     def features(self) -> frozenset:
         """Optional device features kernels may need: "fp64" (double arithmetic)."""
         return frozenset()
+
+    #: the commands of this backend run in the thread that enqueues them (no device-side queue):
+    #: asynchronous work must then be enqueued from another thread
+    runs_in_caller: bool = False
+
+    def lane(self, name: str) -> "BackendDevice":
+        """The backend that runs models compiled for lane ``name`` ("" = this one); its buffers are
+        this device's (allocations of one lane are valid in every other)."""
+        if name:
+            raise ValueError(f"{self.device_name} has no {name!r} lane")
+        return self
+
+    def lane_for(self, work: int) -> str:
+        """The lane a model of ``work`` units (compiler.cost.estimated_work) should run on."""
+        return ""
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.device_name}>"

@@ -4,6 +4,12 @@ compile = ``cl.Program(ctx, source).build()`` + CL_PROGRAM_BINARIES; load = ``cl
 [binary]).build()``; one profiling-enabled in-order queue per device; kernel arguments are bound once
 (``Kernel.set_arg`` at preparation) and an execution only calls ``enqueue_nd_range_kernel``.
 pyopencl is imported lazily: without it :func:`discover` finds no device.
+
+PoCL's inline lane: PoCL offers two CPU devices, "pthread" (worker threads run the commands) and
+"basic" (the thread that enqueues a command runs it).  Waking the workers costs tens of µs per
+host wait on an idle machine, more than a small model's whole work, so the pthread device gets the
+basic one as its ``inline`` lane, in one context (buffers shared): a model whose estimated work is at
+most :attr:`OpenCLBackend.inline_work_limit` is compiled for it and runs in the caller's thread.
 """
 from __future__ import annotations
 
@@ -35,8 +41,14 @@ def _cl():
     # prepare_model / prepare_model_from_cache, and measured no slower on MobileNet (see
     # benchmarks/results).  Set before PoCL initialises; an explicit user setting wins.
     os.environ.setdefault("POCL_WORK_GROUP_SPECIALIZATION", "0")
+    # both PoCL CPU devices: "basic" becomes the inline lane of "pthread" (module docstring)
+    os.environ.setdefault("POCL_DEVICES", "pthread basic")
     import pyopencl as cl  # noqa: WPS433 (lazy: optional dependency)
     return cl
+
+
+#: PoCL's device name prefixes: the threaded CPU device and the one that runs in the caller
+POCL_THREADED, POCL_INLINE = "pthread-", "basic-"
 
 
 class OpenCLSession:
@@ -46,9 +58,12 @@ class OpenCLSession:
     #: programs kept by binary digest, so loading a binary compiled in this process needs no rebuild
     MAX_BUILT = 16
 
-    def __init__(self, cl, cl_device):
+    def __init__(self, cl, cl_device, companions=(), parent: "OpenCLSession | None" = None):
         self.cl = cl
         self.cl_device = cl_device
+        #: further devices of the context (a lane's), or the session whose context this one shares
+        self.companions = list(companions)
+        self.parent = parent
         self.lock = threading.Lock()
         self.built: dict[bytes, object] = {}
         self.pending: list = []  # events of enqueued non-blocking copies, released by finish()
@@ -69,7 +84,7 @@ class OpenCLSession:
             with self.lock:
                 if self._context is None:
                     cl = self.cl
-                    ctx = cl.Context([self.cl_device])
+                    ctx = self.parent.context if self.parent else cl.Context([self.cl_device, *self.companions])
                     props = cl.command_queue_properties.PROFILING_ENABLE
                     self._queue = cl.CommandQueue(ctx, self.cl_device, properties=props)
                     self._context = ctx
@@ -108,10 +123,10 @@ class OpenCLCompiler(Compiler):
         try:
             # no warnings.catch_warnings() here: it is process-global and not thread-safe; the
             # generated sources compile with an empty log (the tests turn CompilerWarning into errors)
-            prog = cl.Program(s.context, source).build(options=["-cl-std=CL1.2"])
+            prog = cl.Program(s.context, source).build(options=["-cl-std=CL1.2"], devices=[s.cl_device])
         except cl.Error as exc:
             raise failure(f"OpenCL compilation failed on {s.device_name}: {exc}") from None
-        binary = bytes(prog.get_info(cl.program_info.BINARIES)[0])
+        binary = bytes(prog.get_info(cl.program_info.BINARIES)[0])  # the one device built for (pyopencl drops empty ones)
         with s.lock:
             s.built[hashlib.sha256(binary).digest()] = prog
             while len(s.built) > s.MAX_BUILT:
@@ -276,14 +291,47 @@ class OpenCLTuning(LaunchTuning):
 
 
 class OpenCLBackend(BackendDevice):
-    """One OpenCL device."""
+    """One OpenCL device; with ``inline_device`` (PoCL's basic device), its inline lane."""
 
     runtime = "opencl"
 
-    def __init__(self, cl_device):
-        self.session = OpenCLSession(_cl(), cl_device)
+    #: models of at most this much estimated work (compiler.cost) per core-to-spare run inline: about
+    #: what one core does while a host wait wakes PoCL's workers (measured on PoCL, 2-core VM);
+    #: GPU_DRIVER_INLINE_WORK overrides :attr:`inline_work_limit` (0: never inline)
+    INLINE_WORK = 8_000_000
+
+    def __init__(self, cl_device, inline_device=None, parent: "OpenCLBackend | None" = None):
+        cl = _cl()
+        self.session = OpenCLSession(cl, cl_device, [inline_device] if inline_device is not None else (),
+                                     parent.session if parent is not None else None)
         super().__init__(OpenCLCompiler(self.session), OpenCLAllocator(self.session),
                          OpenCLLauncher(self.session), OpenCLTuning())
+        if parent is not None:  # one device's traffic, whichever lane moves it
+            self.allocator.counters = parent.allocator.counters
+        self.inline = OpenCLBackend(inline_device, parent=self) if inline_device is not None else None
+        self.runs_in_caller = cl_device.name.startswith(POCL_INLINE)
+
+    def lane(self, name: str) -> BackendDevice:
+        if name == "inline" and self.inline is not None:
+            return self.inline
+        return super().lane(name)
+
+    @property
+    def inline_work_limit(self) -> int:
+        """The largest estimated work of a model run on the inline lane (0 without one)."""
+        if self.inline is None:
+            return 0
+        env = os.environ.get("GPU_DRIVER_INLINE_WORK")
+        if env is not None:
+            try:
+                return max(0, int(env))
+            except ValueError:
+                log.warning("GPU_DRIVER_INLINE_WORK=%r is not an integer: ignored", env)
+        cores = max(2, int(self.session.cl_device.max_compute_units or 2))
+        return self.INLINE_WORK * cores // (cores - 1) // 2
+
+    def lane_for(self, work: int) -> str:
+        return "inline" if work <= self.inline_work_limit else ""
 
     @property
     def device_name(self) -> str:
@@ -310,23 +358,32 @@ class OpenCLBackend(BackendDevice):
     @property
     def runtime_version(self) -> str:
         d = self.session.cl_device
+        lane = (f"; inline lane {self.inline.device_name} up to {self.inline_work_limit}"
+                if self.inline is not None else "")  # in cache keys: the lane choice follows the limit
         return (f"{d.platform.name.strip()} {d.platform.version.strip()}; device {d.version.strip()}; "
-                f"driver {d.driver_version.strip()}; pyopencl {self.session.cl.VERSION_TEXT}")
+                f"driver {d.driver_version.strip()}; pyopencl {self.session.cl.VERSION_TEXT}{lane}")
 
 
 def discover() -> list[OpenCLBackend]:
-    """One backend per OpenCL device of every platform, GPUs first (stable order within a kind)."""
+    """One backend per OpenCL device of every platform, GPUs first (stable order within a kind);
+    PoCL's basic device is the inline lane of its pthread device when both are there."""
     try:
         cl = _cl()
         platforms = cl.get_platforms()
     except Exception:  # no pyopencl, no ICD loader, no platform
         return []
-    devices = []
+    devices, inline = [], {}
     for p in platforms:
         try:
-            devices.extend(p.get_devices())
+            found = p.get_devices()
         except Exception:
             continue
+        threaded = [d for d in found if d.name.startswith(POCL_THREADED)]
+        basic = [d for d in found if d.name.startswith(POCL_INLINE)]
+        if threaded and basic and _compiles(cl, basic[0]):
+            inline[threaded[0].int_ptr] = basic[0]
+            found = [d for d in found if d.int_ptr != basic[0].int_ptr]
+        devices.extend(found)
     if os.environ.get("GPU_DRIVER_OPENCL_DEVICES"):
         wanted = os.environ["GPU_DRIVER_OPENCL_DEVICES"].lower()
         devices = [d for d in devices if any(w in d.name.lower() for w in wanted.split(","))]
@@ -336,7 +393,7 @@ def discover() -> list[OpenCLBackend]:
         return 0 if t & cl.device_type.GPU else (2 if t & cl.device_type.CPU else 1)
 
     devices.sort(key=order)
-    return [OpenCLBackend(d) for d in devices if _compiles(cl, d)]
+    return [OpenCLBackend(d, inline.get(d.int_ptr)) for d in devices if _compiles(cl, d)]
 
 
 _PROBE_KERNEL = "__kernel void probe(__global float* a) { a[get_global_id(0)] = sqrt(a[0]); }"

@@ -13,11 +13,12 @@ stripped), the compiled binary, the launch plan (:func:`encode_plan`), the execu
 the SHA-256 and length of the data cache it belongs to; the data cache holds the device constants and
 the model's constant pools.
 
-Launch plan (PLAN_VERSION 2): a msgpack map ``version``, ``kernels`` (each
+Launch plan (PLAN_VERSION 3): a msgpack map ``version``, ``kernels`` (each
 ``[name, args, global, local or nil, node, template]``), ``storage`` (key → ``[region, nbytes,
 offset]``), ``const_keys``, ``const_bytes``, ``arena_bytes``, ``naive_arena_bytes``, ``inputs`` /
 ``outputs`` (each ``[key, nbytes, shape]``), ``status`` (nil or ``[key, {code:
-message}]``); nil for a device that runs without a launch plan.
+message}]``), ``lane`` (the backend lane the binary is for, "" for the device itself); nil for a
+device that runs without a launch plan.
 
 Parsing is total: any malformed input raises ``DriverError(GENERAL_FAILURE)`` and nothing else; no
 length read from a file is trusted before it is checked against the bytes actually present, so a
@@ -42,7 +43,7 @@ from ..errors import DriverError, failure
 
 MAGIC = b"GDRVCACH"
 FORMAT_VERSION = 1
-PLAN_VERSION = 2
+PLAN_VERSION = 3
 KIND_MODEL, KIND_DATA = 1, 2
 _HEADER = struct.Struct("<8sHBBIQ")
 MAX_META_BYTES = 64 << 20
@@ -210,6 +211,7 @@ def encode_plan(plan: LaunchPlan | None) -> bytes:
         "inputs": [[b.key, b.nbytes, list(b.shape)] for b in plan.inputs],
         "outputs": [[b.key, b.nbytes, list(b.shape)] for b in plan.outputs],
         "status": None if plan.status is None else [plan.status.key, dict(plan.status.messages)],
+        "lane": plan.lane,
     }
     try:
         return msgpack.packb(encoded, use_bin_type=True)
@@ -284,7 +286,7 @@ def decode_plan(data) -> LaunchPlan | None:
             storage={_text(key): _slot(s) for key, s in storage.items()}, const_keys=[_text(k) for k in const_keys],
             const_bytes=_count(raw["const_bytes"]), arena_bytes=_count(raw["arena_bytes"]),
             naive_arena_bytes=_count(raw["naive_arena_bytes"]), inputs=[_binding(b) for b in raw["inputs"]],
-            outputs=[_binding(b) for b in raw["outputs"]], status=_status(raw["status"]))
+            outputs=[_binding(b) for b in raw["outputs"]], status=_status(raw["status"]), lane=_text(raw["lane"]))
     except (KeyError, TypeError, ValueError) as exc:
         raise _bad(f"malformed launch plan ({exc})") from None
     named = {a for k in plan.kernels for a in k.args} | {b.key for b in (*plan.inputs, *plan.outputs)}

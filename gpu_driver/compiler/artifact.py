@@ -74,6 +74,7 @@ class LaunchPlan:
     inputs: list[IOBinding]
     outputs: list[IOBinding]
     status: StatusWord | None = None       # only when some kernel can fail
+    lane: str = ""                         # the backend lane the binary is for (BackendDevice.lane)
 
     @property
     def input_shapes(self) -> list[tuple[int, ...]]:

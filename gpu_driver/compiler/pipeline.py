@@ -23,6 +23,7 @@ from ..ops.catalog import lookup
 from .artifact import CompiledModel, IOBinding, KernelLaunch, LaunchPlan, StatusWord, StorageSlot
 from .autotune import tuning
 from .codegen import assign_names, generate
+from .cost import estimated_work
 from .elementwise_chain import ElementwiseChain, fuse_elementwise_chains, lower_elementwise_chain
 from .fusion import fold_constants, fuse_activations
 from .ir import LoweredModel, TensorId
@@ -177,14 +178,20 @@ def build_plan(graph: Graph, lowered: LoweredModel, tuning,
 
 
 def compile_model(model: Model, backend, input_shapes: Sequence[tuple[int, ...]] | None = None,
-                  check_support: bool = False, input_values: dict[int, object] | None = None) -> CompiledModel:
+                  check_support: bool = False, input_values: dict[int, object] | None = None,
+                  lane: str | None = "") -> CompiledModel:
     """Everything expensive of preparation, for ``backend`` (a backends.base.BackendDevice: its
     compiler and prelude, its launch tuning and its allocator's view alignment); ``input_values``
-    specialises the kernels on the values of those model inputs (support.value_input_positions)."""
+    specialises the kernels on the values of those model inputs (support.value_input_positions).
+    ``lane``: the backend lane to compile for; None lets the backend choose by the model's
+    estimated work (compiler.cost)."""
     graph = prepare_graph(model, input_shapes, check_support=check_support, input_values=input_values)
+    if lane is None:
+        lane = backend.lane_for(estimated_work(graph))
     with tuning(backend):  # lowerings may time candidate tiles on the device (compiler/autotune.py)
         lowered = lower(graph)
     plan, constants = build_plan(graph, lowered, backend.tuning, max(256, backend.allocator.alignment))
+    plan.lane = lane
     source = generate(lowered.kernels, backend.compiler.prelude)
-    binary = backend.compiler.compile(source) if plan.kernels else b""
+    binary = backend.lane(lane).compiler.compile(source) if plan.kernels else b""
     return CompiledModel(binary, plan, constants, source)

@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..compiler.lowering_helpers import (act_defines, ceil_div, ctype, fdef, float_io, known, params_ok,
+from ..compiler.lowering_helpers import (act_defines, ceil_div, ctype, fdef, float_io, known, numel, params_ok,
                                          trailing_scalars_constant, Work)
 from ..hal.types import OperandType, OperationType
 from .definition import TensorInfo, require, require_nonempty
@@ -557,15 +557,34 @@ def depthwise_conv_2d_fused_activation_input(inputs: list[TensorInfo]) -> int | 
     return _fused_activation_input(inputs, depthwise=True)
 
 
+def filter_rows_multiply_adds(inputs: list[TensorInfo], outputs: list[TensorInfo]) -> int:
+    """Filter [out, …, in]: each output element takes filter elements ÷ out multiply-adds."""
+    f = inputs[1].shape
+    return numel(outputs[0].shape) * (numel(f) // max(1, f[0]))
+
+
+def depthwise_multiply_adds(inputs: list[TensorInfo], outputs: list[TensorInfo]) -> int:
+    """Filter [1, h, w, out]: each output element takes h·w multiply-adds."""
+    f = inputs[1].shape
+    return numel(outputs[0].shape) * (numel(f) // max(1, f[-1]))
+
+
+def transpose_multiply_adds(inputs: list[TensorInfo], outputs: list[TensorInfo]) -> int:
+    """Filter [out, h, w, in]: each input element takes out·h·w multiply-adds."""
+    f = inputs[1].shape
+    return numel(inputs[0].shape) * (numel(f) // max(1, f[-1]))
+
+
 @operation(OperationType.CONV_2D, signature=CONV_2D_SIGNATURE, reference=reference_conv_2d, lower=lower_conv_2d,
-           supports=supports_conv, fused_activation_input=conv_2d_fused_activation_input)
+           supports=supports_conv, fused_activation_input=conv_2d_fused_activation_input,
+           multiply_adds=filter_rows_multiply_adds)
 def conv_2d(inputs: list[TensorInfo], outputs: list[TensorInfo]) -> Conv2DParams:
     return _conv("CONV_2D", inputs, outputs, depthwise=False)
 
 
 @operation(OperationType.DEPTHWISE_CONV_2D, signature=DEPTHWISE_CONV_2D_SIGNATURE,
            reference=reference_depthwise_conv_2d, lower=lower_depthwise_conv_2d, supports=supports_conv,
-           fused_activation_input=depthwise_conv_2d_fused_activation_input)
+           fused_activation_input=depthwise_conv_2d_fused_activation_input, multiply_adds=depthwise_multiply_adds)
 def depthwise_conv_2d(inputs: list[TensorInfo], outputs: list[TensorInfo]) -> DepthwiseConv2DParams:
     return _conv("DEPTHWISE_CONV_2D", inputs, outputs, depthwise=True)
 
@@ -580,13 +599,14 @@ def transpose_conv_2d_fused_activation_input(inputs: list[TensorInfo]) -> int | 
 
 @operation(OperationType.GROUPED_CONV_2D, signature=GROUPED_CONV_2D_SIGNATURE, reference=reference_grouped_conv_2d,
            lower=lower_conv_general, supports=supports_conv_general,
-           fused_activation_input=grouped_conv_2d_fused_activation_input)
+           fused_activation_input=grouped_conv_2d_fused_activation_input, multiply_adds=filter_rows_multiply_adds)
 def grouped_conv_2d(inputs: list[TensorInfo], outputs: list[TensorInfo]) -> GroupedConv2DParams:
     return _grouped_conv(inputs, outputs)
 
 
 @operation(OperationType.TRANSPOSE_CONV_2D, signature=TRANSPOSE_CONV_2D_SIGNATURE,
            reference=reference_transpose_conv_2d, lower=lower_conv_general, supports=supports_conv_general,
-           fused_activation_input=transpose_conv_2d_fused_activation_input, value_inputs=(3,))
+           fused_activation_input=transpose_conv_2d_fused_activation_input, value_inputs=(3,),
+           multiply_adds=transpose_multiply_adds)
 def transpose_conv_2d(inputs: list[TensorInfo], outputs: list[TensorInfo]) -> TransposeConv2DParams:
     return _transpose_conv(inputs, outputs)

@@ -17,7 +17,7 @@ import numpy as np
 from ..compiler.lowering_helpers import act_defines, ctype, known, params_ok, scalars_constant
 from ..hal.types import OperandType, OperationType
 from ..sizes import element_count
-from .conv import Conv2DParams, lower_conv_general
+from .conv import Conv2DParams, filter_rows_multiply_adds, lower_conv_general
 from .definition import TensorInfo, require
 from .gemm import lower_gemm
 from .fused_activation import (ActivationParams, Requantization, activation_fields, centred, finish_float,
@@ -119,7 +119,7 @@ def fully_connected_fused_activation_input(inputs: list[TensorInfo]) -> int | No
 
 @operation(OperationType.FULLY_CONNECTED, signature=FULLY_CONNECTED_SIGNATURE, reference=reference_fully_connected,
            lower=lower_fully_connected, supports=supports_fully_connected,
-           fused_activation_input=fully_connected_fused_activation_input)
+           fused_activation_input=fully_connected_fused_activation_input, multiply_adds=filter_rows_multiply_adds)
 def fully_connected(inputs: list[TensorInfo], outputs: list[TensorInfo]) -> FullyConnectedParams:
     name = "FULLY_CONNECTED"
     inp, weights, bias, act = inputs[:4]

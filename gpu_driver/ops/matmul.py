@@ -90,8 +90,13 @@ def lower_batch_matmul(ctx: LoweringContext) -> None:
 
 # ---- the operation ------------------------------------------------------------------------------------
 
+def batch_matmul_multiply_adds(inputs: list[TensorInfo], outputs: list[TensorInfo]) -> int:
+    """Each output element sums over the shared axis (one of x's last two)."""
+    return numel(outputs[0].shape) * max(inputs[0].shape[-2:])
+
+
 @operation(OperationType.BATCH_MATMUL, signature=BATCH_MATMUL_SIGNATURE, reference=reference_batch_matmul,
-           lower=lower_batch_matmul, supports=supports_batch_matmul)
+           lower=lower_batch_matmul, supports=supports_batch_matmul, multiply_adds=batch_matmul_multiply_adds)
 def batch_matmul(inputs: list[TensorInfo], outputs: list[TensorInfo]) -> BatchMatmulParams:
     x, y = inputs[0], inputs[1]
     xs, ys = x.dims(), y.dims()

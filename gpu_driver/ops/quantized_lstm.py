@@ -35,6 +35,7 @@ from ..compiler.lowering_helpers import known, params_ok, scalars_constant
 from ..errors import failure
 from ..hal.types import OperandType, OperationType
 from .definition import OpParams, ShapeUnknown, TensorInfo, as_float32, presence, require
+from .recurrent import recurrent_multiply_adds
 from .registry import operation
 from .signature import I32, Q8A, Q8AS, Q8S, OpContext, OpSignature, Variant, f32, i32
 
@@ -313,7 +314,7 @@ def lower_quantized_16bit_lstm(ctx: LoweringContext) -> None:
 
 @operation(OperationType.QUANTIZED_16BIT_LSTM, signature=QUANTIZED_16BIT_LSTM_SIGNATURE,
            reference=reference_quantized_16bit_lstm, lower=lower_quantized_16bit_lstm,
-           supports=_quantized_16bit_lstm_supports)
+           supports=_quantized_16bit_lstm_supports, multiply_adds=recurrent_multiply_adds)
 def quantized_16bit_lstm(inputs: list[TensorInfo], outputs: list[TensorInfo]) -> Quantized16LSTMParams:
     name = "QUANTIZED_16BIT_LSTM"
     batch, input_size = _matrix(inputs[Q16_INPUT], name, "input (input 0)")
@@ -586,7 +587,7 @@ def lower_quantized_lstm(ctx: LoweringContext) -> None:
 
 
 @operation(OperationType.QUANTIZED_LSTM, signature=QUANTIZED_LSTM_SIGNATURE, reference=reference_quantized_lstm,
-           lower=lower_quantized_lstm, supports=_quantized_lstm_supports)
+           lower=lower_quantized_lstm, supports=_quantized_lstm_supports, multiply_adds=recurrent_multiply_adds)
 def quantized_lstm(inputs: list[TensorInfo], outputs: list[TensorInfo]) -> QuantizedLSTMParams:
     name = "QUANTIZED_LSTM"
     present = _decode_quantized_lstm_presence(inputs, name)

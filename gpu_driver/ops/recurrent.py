@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..compiler.lowering_helpers import ctype, float_io, known, params_ok, scalars_constant
+from ..compiler.lowering_helpers import ctype, float_io, known, numel, params_ok, scalars_constant
 from ..errors import failure
 from ..hal.types import OPERAND_TYPE_INFO, OperandType, OperationType
 from .definition import OpParams, ShapeUnknown, TensorInfo, presence, require
@@ -436,8 +436,15 @@ def emit_lstm_step(ctx: LoweringContext, p: LSTMParams, cell, x: tuple, h_prev: 
 
 # ---- definitions ------------------------------------------------------------------------------------
 
+def recurrent_multiply_adds(inputs: list[TensorInfo], outputs: list[TensorInfo]) -> int:
+    """Every weight and state is read once per input row (a batch entry of one time step)."""
+    x = inputs[0].shape
+    rows = numel(x[:-1]) if x else 1
+    return rows * sum(numel(t.shape) for t in inputs[1:] if t.shape is not None)
+
+
 @operation(OperationType.LSTM, signature=LSTM_SIGNATURE, reference=reference_lstm, lower=lower_lstm,
-           supports=_lstm_supports)
+           supports=_lstm_supports, multiply_adds=recurrent_multiply_adds)
 def lstm(inputs: list[TensorInfo], outputs: list[TensorInfo]) -> LSTMParams:
     name = "LSTM"
     x = inputs[LSTM_INPUT]
@@ -526,7 +533,7 @@ def decode_lstm_cell(inputs: list[TensorInfo], batch: int, input_size: int, name
 
 
 @operation(OperationType.RNN, signature=RNN_SIGNATURE, reference=reference_rnn, lower=lower_rnn,
-           supports=_rnn_supports)
+           supports=_rnn_supports, multiply_adds=recurrent_multiply_adds)
 def rnn(inputs: list[TensorInfo], outputs: list[TensorInfo]) -> RNNParams:
     name = "RNN"
     x, w, r, bias, h_prev, act = inputs[:6]
@@ -546,7 +553,7 @@ def rnn(inputs: list[TensorInfo], outputs: list[TensorInfo]) -> RNNParams:
 
 
 @operation(OperationType.SVDF, signature=SVDF_SIGNATURE, reference=reference_svdf, lower=lower_svdf,
-           supports=_svdf_supports)
+           supports=_svdf_supports, multiply_adds=recurrent_multiply_adds)
 def svdf(inputs: list[TensorInfo], outputs: list[TensorInfo]) -> SVDFParams:
     name = "SVDF"
     x, wf, wt, bias, state, rank_info, act = inputs[:7]
@@ -775,7 +782,7 @@ def lower_sequence_lstm(ctx: LoweringContext) -> None:
 
 
 @operation(OperationType.UNIDIRECTIONAL_SEQUENCE_LSTM, signature=SEQUENCE_LSTM_SIGNATURE,
-           reference=reference_sequence_lstm, lower=lower_sequence_lstm, supports=_sequence_lstm_supports)
+           reference=reference_sequence_lstm, lower=lower_sequence_lstm, supports=_sequence_lstm_supports, multiply_adds=recurrent_multiply_adds)
 def unidirectional_sequence_lstm(inputs: list[TensorInfo], outputs: list[TensorInfo]) -> SequenceParams:
     name = "UNIDIRECTIONAL_SEQUENCE_LSTM"
     time_major = bool(inputs[23].scalar())
@@ -799,7 +806,7 @@ BIDIRECTIONAL_LSTM_SIGNATURE = OpSignature(
 
 
 @operation(OperationType.BIDIRECTIONAL_SEQUENCE_LSTM, signature=BIDIRECTIONAL_LSTM_SIGNATURE,
-           reference=reference_sequence_lstm, lower=lower_sequence_lstm, supports=_sequence_lstm_supports)
+           reference=reference_sequence_lstm, lower=lower_sequence_lstm, supports=_sequence_lstm_supports, multiply_adds=recurrent_multiply_adds)
 def bidirectional_sequence_lstm(inputs: list[TensorInfo], outputs: list[TensorInfo]) -> SequenceParams:
     name = "BIDIRECTIONAL_SEQUENCE_LSTM"
     time_major, merge = bool(inputs[52].scalar()), bool(inputs[51].scalar())
@@ -913,7 +920,7 @@ def lower_sequence_rnn(ctx: LoweringContext) -> None:
 
 
 @operation(OperationType.UNIDIRECTIONAL_SEQUENCE_RNN, signature=SEQUENCE_RNN_SIGNATURE,
-           reference=reference_sequence_rnn, lower=lower_sequence_rnn, supports=_sequence_rnn_supports)
+           reference=reference_sequence_rnn, lower=lower_sequence_rnn, supports=_sequence_rnn_supports, multiply_adds=recurrent_multiply_adds)
 def unidirectional_sequence_rnn(inputs: list[TensorInfo], outputs: list[TensorInfo]) -> SequenceParams:
     name = "UNIDIRECTIONAL_SEQUENCE_RNN"
     flag = inputs[6].scalar()
@@ -937,7 +944,7 @@ BIDIRECTIONAL_RNN_SIGNATURE = OpSignature(
 
 
 @operation(OperationType.BIDIRECTIONAL_SEQUENCE_RNN, signature=BIDIRECTIONAL_RNN_SIGNATURE,
-           reference=reference_sequence_rnn, lower=lower_sequence_rnn, supports=_sequence_rnn_supports)
+           reference=reference_sequence_rnn, lower=lower_sequence_rnn, supports=_sequence_rnn_supports, multiply_adds=recurrent_multiply_adds)
 def bidirectional_sequence_rnn(inputs: list[TensorInfo], outputs: list[TensorInfo]) -> SequenceParams:
     name = "BIDIRECTIONAL_SEQUENCE_RNN"
     time_major, merge = bool(inputs[13].scalar()), bool(inputs[14].scalar())

@@ -33,6 +33,9 @@ SupportPredicate = Callable[["LoweringContext"], bool]
 DataDependentLowering = Callable[[list[TensorInfo], list[TensorInfo]], "DataDependentKernel | None"]
 #: ``fn(inputs) -> index``: the input holding the fused activation code, None when there is none
 FusedActivationInput = Callable[[list[TensorInfo]], "int | None"]
+#: (inputs, outputs) -> the multiply-adds of one execution, for operations whose arithmetic outgrows
+#: the elements they move (compiler/cost.py); called with every shape known
+MultiplyAdds = Callable[[list[TensorInfo], list[TensorInfo]], int]
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,7 @@ class OperationDef:
     #: kernels on its value at execution
     value_inputs: tuple[int, ...] = ()
     data_dependent: DataDependentLowering | None = None
+    multiply_adds: MultiplyAdds | None = None
 
 
 REGISTRY: dict[OperationType, OperationDef] = {}
@@ -61,7 +65,8 @@ REGISTRY: dict[OperationType, OperationDef] = {}
 def operation(op_type: OperationType, *, signature: OpSignature, reference: ReferenceKernel,
               lower: Lowering | None = None, supports: SupportPredicate | None = None,
               requires: Sequence[str] = (), fused_activation_input: FusedActivationInput | None = None,
-              value_inputs: Sequence[int] = (), data_dependent: DataDependentLowering | None = None):
+              value_inputs: Sequence[int] = (), data_dependent: DataDependentLowering | None = None,
+              multiply_adds: MultiplyAdds | None = None):
     """Register the decorated definition of ``op_type`` with the rest of what the driver knows of it.
 
     Stack one decorator per operation code when several share a definition."""
@@ -71,7 +76,7 @@ def operation(op_type: OperationType, *, signature: OpSignature, reference: Refe
             raise ValueError(f"{op_type.name} is registered twice")
         REGISTRY[op_type] = OperationDef(op_type, signature, define, reference, lower, supports,
                                          frozenset(requires), fused_activation_input, tuple(value_inputs),
-                                         data_dependent)
+                                         data_dependent, multiply_adds)
         return define
 
     return register

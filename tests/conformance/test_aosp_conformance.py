@@ -44,13 +44,25 @@ def test_reference_device(version, dynamic):
     assert not problems, _report(problems)
 
 
-def _accelerator_cases(version: str, sample: int) -> list[dict]:
-    return [c for i, c in enumerate(load(version)) if i % sample == 0]
+def _accelerator_cases(version: str, sample: int, offset: int = 0) -> list[dict]:
+    return [c for i, c in enumerate(load(version)) if i % sample == offset]
 
 
 @pytest.mark.parametrize("version", versions())
 def test_accelerator_sample(accelerator, version):
     problems = _problems(accelerator, _accelerator_cases(version, ACCELERATOR_SAMPLE), False, strict_support=False)
+    assert not problems, _report(problems)
+
+
+@pytest.mark.parametrize("version", versions())
+def test_accelerator_sample_threaded_lane(accelerator, version, monkeypatch):
+    """The conformance models are small: on PoCL they run on the inline lane.  Another sample of
+    them on the device's threaded lane (every model compiled for it)."""
+    if getattr(accelerator.backend, "inline", None) is None:
+        pytest.skip("the device has no inline lane: the sample above ran on its only lane")
+    monkeypatch.setenv("GPU_DRIVER_INLINE_WORK", "0")
+    cases = _accelerator_cases(version, ACCELERATOR_SAMPLE, ACCELERATOR_SAMPLE // 2)
+    problems = _problems(accelerator, cases, False, strict_support=False)
     assert not problems, _report(problems)
 
 

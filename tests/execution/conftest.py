@@ -10,15 +10,26 @@ import pytest
 import gpu_driver as gd
 from gpu_driver.hal.model import DataLocation, Request, RequestArgument
 from gpu_driver.hal.types import OperandType as T, OperationType as O
+from gpu_driver.runtime.sync_fence import FenceState
 
 
 def _devices():
-    return [pytest.param(d, id=d.name) for d in gd.get_devices()]
+    params = []
+    for d in gd.get_devices():
+        params.append(pytest.param((d, None), id=d.name))
+        if getattr(getattr(d, "backend", None), "inline", None) is not None:  # PoCL: its threaded lane too
+            params.append(pytest.param((d, "0"), id=f"{d.name}-threaded"))
+    return params
 
 
 @pytest.fixture(params=_devices())
-def device(request):
-    return request.param
+def device(request, monkeypatch):
+    """Every device; a device with an inline lane (PoCL, where these small models run inline) also
+    with every model compiled for its threaded lane."""
+    dev, inline_work = request.param
+    if inline_work is not None:
+        monkeypatch.setenv("GPU_DRIVER_INLINE_WORK", inline_work)
+    return dev
 
 
 class AddJob:
@@ -89,6 +100,21 @@ def seconds_of_one_run(pm, request) -> float:
     t0 = time.perf_counter()
     pm.execute_synchronously(request)
     return time.perf_counter() - t0
+
+
+def check_chain_of_three_is_submitted_faster_than_one_runs(pm) -> None:
+    """Three fenced executions of ``pm``, each waiting for the one before, are all submitted in less
+    time than one synchronous execution takes, and all signal."""
+    request = image_request()
+    one = seconds_of_one_run(pm, request)
+    t0 = time.perf_counter()
+    f1, _ = pm.execute_fenced(request)
+    f2, _ = pm.execute_fenced(request, [f1])
+    f3, _ = pm.execute_fenced(request, [f2])
+    submitted = time.perf_counter() - t0
+    assert submitted < one, (submitted, one)
+    assert f3.wait(60) is FenceState.SIGNALED
+    assert f1.get_state() is FenceState.SIGNALED and f2.get_state() is FenceState.SIGNALED
 
 
 @pytest.fixture
