@@ -38,3 +38,13 @@ def test_bench_takes_the_int_range_too(capsys):
     assert cli.main(["bench", MODEL, "--device", "reference", "--runs", "3", "--int-range", "0,99"]) == 0
     out = capsys.readouterr().out
     assert "transformer_float.tflite" in out and "error" not in out.lower()
+
+
+def test_bench_of_a_model_the_cache_does_not_keep(capsys):
+    # a WHILE loop (Keras SimpleRNN): the accelerator prepares it but keeps no compilation-cache copy;
+    # the table says so ("–") instead of failing the model
+    rnn = str(Path(MODEL).with_name("simple_rnn_float.tflite"))
+    assert cli.main(["bench", rnn, "--device", "opencl:0", "--runs", "3"]) == 0
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if line.startswith("simple_rnn_float.tflite"))
+    assert "error" not in row.lower() and row.split()[3] == "–"
