@@ -235,6 +235,9 @@ class LaunchTuning:
     #: Work.CHANNEL_LANES: (widest, step): groups of the widest multiple of step up to widest that
     #: divides the channel count (none divides: :meth:`default`)
     channel_lanes: tuple[int, int]
+    #: floats per vector register of the device (a CPU's: 16 with AVX-512, 8 with AVX2): register
+    #: tiles are sized to the register file it implies (ops/gemm.py)
+    float_lanes: int = 16
 
     def local_size(self, work: Work, global_size: Sequence[int]) -> tuple[int, ...] | None:
         """The local size of a launch of ``global_size`` work items shaped as ``work``."""

@@ -75,6 +75,7 @@ class TuningStats:
 
 
 _session: contextvars.ContextVar[_Session | None] = contextvars.ContextVar("gpu_driver_tuning", default=None)
+_target: contextvars.ContextVar[object | None] = contextvars.ContextVar("gpu_driver_target", default=None)
 _lock = threading.Lock()
 STATS = TuningStats()
 
@@ -88,10 +89,18 @@ def tuning(backend, budget_s: float = BUDGET_S) -> Iterator[None]:
     """Lowering inside this block may time candidates on ``backend`` (a backends.base.BackendDevice),
     for at most ``budget_s`` seconds in all."""
     token = _session.set(_Session(backend, time.perf_counter() + budget_s) if enabled() else None)
+    target = _target.set(backend.tuning)
     try:
         yield
     finally:
+        _target.reset(target)
         _session.reset(token)
+
+
+def target_tuning():
+    """The launch tuning (backends.base.LaunchTuning) of the backend compiling now, tuned or not;
+    None outside :func:`tuning` (reference-only tools, tests of lowering)."""
+    return _target.get()
 
 
 def forget() -> None:

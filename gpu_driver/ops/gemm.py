@@ -35,14 +35,21 @@ def _width(n: int, most: int) -> int:
     return most if n >= most else 8 if n >= 8 else 4 if n >= 4 else n
 
 
-def tiles(m: int, k: int, n: int, chunked: bool) -> list[Tile]:
-    """The candidate tiles of an M×K·K×N product, the default first: 8 × 16 (two 8-wide vectors of
-    weights by 8 rows, 16 accumulator registers) and a taller 12 × 16; when 8 does not divide M but
-    7 or 6 does (7×7 and 14×14 maps), that many rows first (no partial row block: measured 3-9 %
-    faster on those layers).  ``chunked`` sums (quant8, int totals beside the float sums: twice the
-    registers): 4 × 16 and 8 × 16.  Tiles are clipped to the matrix; duplicates dropped."""
+def tiles(m: int, k: int, n: int, chunked: bool, lanes: int = 16) -> list[Tile]:
+    """The candidate tiles of an M×K·K×N product, the default first, for a device with ``lanes``
+    floats per vector register.  16 (AVX-512, 32 registers): 8 × 16 (a 16-wide weight vector by 8
+    rows, 8 accumulator registers) and a taller 12 × 16; when 8 does not divide M but 7 or 6 does
+    (7×7 and 14×14 maps), that many rows first (no partial row block: measured 3-9 % faster on
+    those layers).  8 (AVX2, 16 registers; a 16-wide tile row takes two): 6 × 16 (12 accumulators),
+    then 7 × 16 when 7 divides M, 4 × 16 and 8 × 8 (measured 15-40 % faster than 8 × 16 on
+    MobileNet's 1×1 layers, AMD EPYC).  ``chunked`` sums (quant8, int totals beside the float sums:
+    twice the registers): 4 × 16 and 8 × 16, with 8 lanes 4 × 8 and 2 × 16 before those.  Tiles are
+    clipped to the matrix; duplicates dropped."""
+    narrow = lanes < 16
     if chunked:
-        shapes = [(4, 16), (8, 16)]
+        shapes = ([(4, 8), (2, 16)] if narrow else []) + [(4, 16), (8, 16)]
+    elif narrow:
+        shapes = [(6, 16)] + ([(7, 16)] if m % 7 == 0 else []) + [(4, 16), (8, 8)]
     else:
         shapes = [(8, 16), (12, 16)]
         if m % 8:
@@ -154,7 +161,8 @@ def lower_gemm(ctx: LoweringContext, a: TensorId, m: int, weights: np.ndarray, b
         d = dict(base, MB=tile.mb, NB=lanes, NBLOCKS=nblocks, MBLOCKS=mblocks)
         return d, [w, b], (nblocks, mblocks, 1)
 
-    candidates = tiles(m, k, n, chunk < k)
+    target = autotune.target_tuning()
+    candidates = tiles(m, k, n, chunk < k, target.float_lanes if target is not None else 16)
 
     def trial(i: int) -> autotune.Trial:
         d, consts, grid = specialise(candidates[i])

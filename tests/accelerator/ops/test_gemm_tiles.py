@@ -44,13 +44,14 @@ SHAPES = {"conv": ((1, (7, 7), 24, 40), 49, 24, 40), "fc": ((3, 37, 21), 3, 37, 
 def _cases():
     for kind, (_, m, k, n) in SHAPES.items():
         for quant in (False, True):
-            # quant8 sums this short are exact in float: the float tiles apply
-            for index in range(len(gemm.tiles(m, k, n, False))):
-                yield kind, quant, index
+            for lanes in (8, 16):  # the tile sets of AVX2- and AVX-512-sized register files
+                # quant8 sums this short are exact in float: the float tiles apply
+                for index in range(len(gemm.tiles(m, k, n, False, lanes))):
+                    yield kind, quant, lanes, index
 
 
-@pytest.mark.parametrize("kind,quant,index", list(_cases()))
-def test_every_candidate_tile_matches_the_reference(accelerator, monkeypatch, kind, quant, index):
+@pytest.mark.parametrize("kind,quant,lanes,index", list(_cases()))
+def test_every_candidate_tile_matches_the_reference(accelerator, monkeypatch, kind, quant, lanes, index):
     counts = []
 
     def forced(key, count, flops, trial):
@@ -58,13 +59,14 @@ def test_every_candidate_tile_matches_the_reference(accelerator, monkeypatch, ki
         return index
 
     monkeypatch.setattr(autotune, "choose", forced)
+    monkeypatch.setattr(accelerator.backend.tuning, "float_lanes", lanes)
     monkeypatch.setenv("GPU_DRIVER_PRIVATE_CACHE", "0")   # compile: the lowering must run
     rng = np.random.default_rng(31)
     shape = SHAPES[kind][0]
     args, outs = _conv1x1(rng, quant, *shape, act=3) if kind == "conv" else _fc(rng, quant, *shape, act=1)
     check_op(accelerator, OP.CONV_2D if kind == "conv" else OP.FULLY_CONNECTED, args, outs, rng,
-             what=f"tile {gemm.tiles(*SHAPES[kind][1:], False)[index]}")
-    assert counts == [len(gemm.tiles(*SHAPES[kind][1:], False))]
+             what=f"tile {gemm.tiles(*SHAPES[kind][1:], False, lanes)[index]}")
+    assert counts == [len(gemm.tiles(*SHAPES[kind][1:], False, lanes))]
 
 
 @pytest.mark.parametrize("kind", ["gemm", "conv"])
@@ -99,6 +101,12 @@ def test_tiles_default_first_and_valid():
     assert gemm.tiles(1, 1024, 1001, True) == [gemm.Tile(1, 16)]
     assert gemm.tiles(49, 1024, 1024, True) == [gemm.Tile(4, 16), gemm.Tile(8, 16)]
     assert gemm.tiles(2, 5, 3, False) == [gemm.Tile(2, 3)]
+    # 8 floats per register (AVX2): 12 accumulators by default
+    T = gemm.Tile
+    assert gemm.tiles(3136, 128, 128, False, 8) == [T(6, 16), T(7, 16), T(4, 16), T(8, 8)]
+    assert gemm.tiles(3136, 144, 24, False, 8) == [T(6, 16), T(7, 16), T(4, 16), T(8, 8)]
+    assert gemm.tiles(100, 64, 64, False, 8) == [T(6, 16), T(4, 16), T(8, 8)]
+    assert gemm.tiles(49, 1024, 1024, True, 8) == [T(4, 8), T(2, 16), T(4, 16), T(8, 16)]
 
 
 def _model(rng):
