@@ -315,7 +315,7 @@ class _DataDependentStep:
         with self._lock:
             found = self._programs.get(key)
         if found is None:
-            backend = self.device.backend
+            backend = self.device.backend.host_lane()
             kernel = KernelInstance(launch.template, dict(launch.defines), [], [], launch.global_size)
             started = time.perf_counter_ns()
             try:
@@ -335,7 +335,7 @@ class _DataDependentStep:
             if free:
                 return key, free.pop()
         program, name = self._program(key[:2], launch)
-        backend = self.device.backend
+        backend = self.device.backend.host_lane()
         return key, _LaunchSlot(backend.launcher, backend.allocator, program, name, launch)
 
     def _give_back(self, key: tuple, slot: _LaunchSlot) -> None:
@@ -352,7 +352,7 @@ class _DataDependentStep:
         launch = self.hook(ins, self.outputs)
         if launch is None:
             raise failure(f"{self.op.type.name}: no kernel for these operands")
-        backend = self.device.backend
+        backend = self.device.backend.host_lane()  # one work item, waited for at once
         allocator, launcher = backend.allocator, backend.launcher
         outs = [HardwareBuffer.blob(max(n, 1), device=self.device) for n in launch.max_output_bytes]
         key, slot = self._take_slot(launch)
@@ -421,12 +421,12 @@ class SubgraphProgram:
                 raise DriverError(ErrorStatus.MISSED_DEADLINE_TRANSIENT, "WHILE loop exceeded the loop timeout")
             check_not_late(ctx.deadline_ns, "during a WHILE loop")
             (flag,) = cond.run(state, ctx)
-            if not _truth(flag):
+            if not _truth(self.device, flag):
                 return state[:len(op.outputs)]
             state[:carried] = body.run(state, ctx)
 
     def _condition(self, values: dict[int, DeviceTensor], index: int) -> bool:
-        return _truth(self.read(values, index))
+        return _truth(self.device, self.read(values, index))
 
     def read(self, values: dict[int, DeviceTensor], index: int) -> DeviceTensor:
         """The device tensor of operand ``index``: computed, a subgraph input, or a constant (uploaded once)."""
@@ -444,9 +444,18 @@ class SubgraphProgram:
         return self._constants[index]
 
 
-def _truth(t: DeviceTensor) -> bool:
+def _host_read(device, t: DeviceTensor, nbytes: int) -> np.ndarray:
+    """The first ``nbytes`` of a device tensor, read through the lane of the device for tiny work
+    (PoCL's inline lane: no worker wake-up); every step before has finished."""
+    handle = t.buffer.device_buffer
+    if handle is None:  # a tensor in host memory
+        return np.frombuffer(t.buffer.read(0, nbytes), np.uint8)
+    return device.backend.host_lane().allocator.download(handle, np.empty(nbytes, np.uint8))
+
+
+def _truth(device, t: DeviceTensor) -> bool:
     """The boolean a condition tensor holds (one byte read back from the device)."""
-    return bool(t.buffer.read(0, 1)[0])
+    return bool(_host_read(device, t, 1)[0])
 
 
 def upload(device, operand_type, value) -> DeviceTensor:
@@ -460,9 +469,9 @@ def upload(device, operand_type, value) -> DeviceTensor:
     return DeviceTensor(buf, tuple(int(d) for d in shape), arr.nbytes)
 
 
-def download(t: DeviceTensor, operand_type) -> np.ndarray:
+def download(device, t: DeviceTensor, operand_type) -> np.ndarray:
     info = OPERAND_TYPE_INFO[operand_type]
-    raw = t.buffer.read(0, t.nbytes) if t.nbytes else np.empty(0, np.uint8)
+    raw = _host_read(device, t, t.nbytes) if t.nbytes else np.empty(0, np.uint8)
     arr = np.frombuffer(bytes(raw), dtype=np.uint8 if info.dtype == np.bool_ else info.dtype)
     arr = (arr != 0) if info.dtype == np.bool_ else arr
     return arr.reshape(t.shape) if info.is_tensor else arr.reshape(-1)[0]
@@ -480,4 +489,4 @@ class ControlFlowPreparedModel(PreparedModel):
         tensors = [DeviceTensor(None, (), 0) if v is None else upload(self.device, main.operands[i].type, v)
                    for v, i in zip(inputs, main.input_indexes)]
         outs = self.program.run(tensors, ctx)
-        return [download(t, main.operands[i].type) for t, i in zip(outs, main.output_indexes)], None
+        return [download(self.device, t, main.operands[i].type) for t, i in zip(outs, main.output_indexes)], None

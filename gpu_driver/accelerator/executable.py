@@ -53,11 +53,12 @@ class Executable:
 
     def in_place_ok(self, buffer: DeviceBuffer) -> bool:
         """Whether a model input/output buffer can be replaced by another in the launch arguments: some
-        launch uses it, and it is not both an input and an output (an output aliasing an input)."""
+        launch uses it, and it holds one model input or output only (not an output aliasing an input,
+        nor two outputs of the same value)."""
         ok = self._in_place.get(id(buffer))
         if ok is None:
-            both = any(buffer is b for b, _ in self.inputs) and any(buffer is b for b, _, _ in self.outputs)
-            ok = self._in_place[id(buffer)] = not both and bool(self.uses_of(buffer))
+            holders = sum(buffer is b for b, _ in self.inputs) + sum(buffer is b for b, _, _ in self.outputs)
+            ok = self._in_place[id(buffer)] = holders == 1 and bool(self.uses_of(buffer))
         return ok
 
     def bind_in_place(self, pairs: list[tuple[DeviceBuffer, DeviceBuffer]]) -> None:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 import threading
 import time
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -58,8 +58,9 @@ COMPILE_TIME = CompileTime()
 class PoolPlan:
     """How the arguments of one request reach one executable's buffers, worked out at its first
     execution and shared by every binding of the same request (it names pools by position and holds
-    none): the host pools it uploads from and downloads into, the memory-domain buffers bound to the
-    kernels in place, and the arguments that need more than a copy (other driver buffers, hardware
+    none): the host pools it uploads from and downloads into, the memory-domain buffers and this
+    device's hardware buffers (used by one argument, from their start) bound to the kernels in place,
+    and the arguments that need more than a copy (other driver buffers, hardware
     buffers, read-only mappings) for bind_input / bind_output.  The output shapes were checked against
     the request's buffers when it was made."""
 
@@ -71,6 +72,7 @@ class PoolPlan:
     downloads: list = field(default_factory=list)          # (model output buffer, pool, offset, nbytes)
     outputs: list = field(default_factory=list)            # (arg, pool, buffer, nbytes, shape) for bind_output
     outputs_in_place: list = field(default_factory=list)   # (pool, model buffer, shape)
+    resident_in_place: list = field(default_factory=list)  # (pool, model buffer): a HardwareBuffer of this device
 
 
 @dataclass
@@ -270,12 +272,16 @@ class AcceleratorPreparedModel(PreparedModel):
             return plan
         plan = PoolPlan(exe, [s.dimensions for s in self.check_output_sizes(request, exe.output_shapes)])
         pools = request.pools
+        # a hardware buffer is bound in place only when no other argument uses it (no aliasing)
+        uses = Counter(a.location.pool_index for a in (*request.inputs, *request.outputs) if not a.has_no_value)
         for arg, (buffer, nbytes) in zip(request.inputs, exe.inputs):
             if arg.has_no_value or not nbytes:
                 continue
             at = arg.location.pool_index
             if in_place and isinstance(pools[at], DriverBuffer) and exe.in_place_ok(buffer):
                 plan.inputs_in_place.append((at, buffer, nbytes))
+            elif in_place and uses[at] == 1 and self._bindable(pools[at], arg, nbytes) and exe.in_place_ok(buffer):
+                plan.resident_in_place.append((at, buffer))
             elif isinstance(pools[at], Memory) and not isinstance(pools[at], HardwareBuffer):
                 plan.uploads.append((buffer, at, arg.location.offset, nbytes))
             else:
@@ -286,6 +292,8 @@ class AcceleratorPreparedModel(PreparedModel):
             host = isinstance(pool, Memory) and not isinstance(pool, HardwareBuffer)
             if in_place and isinstance(pool, DriverBuffer) and exe.in_place_ok(buffer):
                 plan.outputs_in_place.append((at, buffer, shape))
+            elif in_place and uses[at] == 1 and self._bindable(pool, arg, nbytes) and exe.in_place_ok(buffer):
+                plan.resident_in_place.append((at, buffer))
             elif host and nbytes and not pool.view().readonly:
                 plan.downloads.append((buffer, at, arg.location.offset, nbytes))
             else:
@@ -322,6 +330,7 @@ class AcceleratorPreparedModel(PreparedModel):
         for at, buffer, shape in plan.outputs_in_place:
             rebinds.append((buffer, pools[at].device_output(shape)))
             after.append(functools.partial(pools[at].commit_output, shape))
+        rebinds.extend((buffer, pools[at].device_buffer) for at, buffer in plan.resident_in_place)
         plan.exe.bind_in_place(rebinds)
         upload = self.allocator.upload
         for buffer, data in self._host_views(request, plan)[0]:
@@ -493,6 +502,12 @@ class AcceleratorPreparedModel(PreparedModel):
             out = np.empty(nbytes, dtype=np.uint8)
             allocator.download(buffer, out)
             pool.write(off, out)
+
+    def _bindable(self, pool, arg, nbytes: int) -> bool:
+        """Whether request argument ``arg`` in ``pool`` can be bound to the kernels as it is: a
+        HardwareBuffer in this device's memory, from its start (a synchronous execution only)."""
+        return (isinstance(pool, HardwareBuffer) and pool.resides_on(self.backend) and arg.location.offset == 0
+                and pool.device_buffer.nbytes >= nbytes > 0)
 
     def _resident_view(self, pool, offset: int, nbytes: int):
         """The allocator view of ``pool``'s bytes at ``offset`` when it is a HardwareBuffer in this backend's

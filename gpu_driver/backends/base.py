@@ -309,5 +309,9 @@ class BackendDevice(abc.ABC):
         """The lane a model of ``work`` units (compiler.cost.estimated_work) should run on."""
         return ""
 
+    def host_lane(self) -> "BackendDevice":
+        """The lane for tiny work the host waits for at once (a row count, a condition's byte)."""
+        return self.lane(self.lane_for(0))
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.device_name}>"

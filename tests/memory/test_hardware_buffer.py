@@ -116,3 +116,37 @@ def test_unaligned_ranges_on_a_device_buffer(opencl):
     hb = gd.HardwareBuffer.from_bytes(bytes(range(256)) * 4, device=opencl)
     hb.write(301, b"xyz")
     assert hb.read(299, 7) == bytes([299 % 256, 300 % 256]) + b"xyz" + bytes([304 % 256, 305 % 256])
+
+
+def _add_and_reshape():
+    """out0 = x + y (2×3) and out1 = RESHAPE(out0) (6): two outputs of one stored value."""
+    F = gd.OperandType.TENSOR_FLOAT32
+    b = gd.ModelBuilder()
+    x, y = b.add_input(F, (2, 3)), b.add_input(F, (2, 3))
+    s = b.add_operand(F, (2, 3))
+    b.add_operation(gd.OperationType.ADD, [x, y, b.add_scalar(gd.OperandType.INT32, 0)], [s])
+    r = b.add_operand(F, (6,))
+    b.add_operation(gd.OperationType.RESHAPE, [s, b.add_constant(gd.OperandType.TENSOR_INT32, (1,),
+                                                                 np.array([6], np.int32))], [r])
+    b.set_outputs([s, r])
+    return b.finish()
+
+
+def test_device_buffers_bound_in_place_without_copies(opencl):
+    """Hardware buffers in the device's memory, each used by one argument from its start, are the
+    kernels' own arguments: no host transfer and no device copy; two outputs of one stored value each
+    get it; fresh buffers every execution are rebound."""
+    pm = opencl.prepare_model(_add_and_reshape())
+    counters = opencl.backend.allocator.counters
+    rng = np.random.default_rng(2)
+    for _ in range(3):
+        x, y = (rng.standard_normal((2, 3)).astype(np.float32) for _ in range(2))
+        pools = [gd.HardwareBuffer.from_bytes(v.tobytes(), device=opencl) for v in (x, y)]
+        pools += [gd.HardwareBuffer.blob(24, device=opencl) for _ in range(2)]
+        request = Request([RequestArgument(DataLocation(k, 0, 24)) for k in (0, 1)],
+                          [RequestArgument(DataLocation(k, 0, 24)) for k in (2, 3)], pools)
+        counters.reset()
+        pm.execute_synchronously(request)
+        assert counters.snapshot() == {"h2d_bytes": 0, "h2d_count": 0, "d2h_bytes": 0, "d2h_count": 0}
+        np.testing.assert_array_equal(np.frombuffer(pools[2].read(0, 24), np.float32).reshape(2, 3), x + y)
+        np.testing.assert_array_equal(np.frombuffer(pools[3].read(0, 24), np.float32), (x + y).reshape(6))
