@@ -506,6 +506,37 @@ def supports_conv_general(ctx: LoweringContext) -> bool:
     return known(*ctx.inputs[:3], out) and x.type == out.type and x.type in (F32, F16, Q8A, Q8AS)
 
 
+def _supports_transpose_vector(ctx: LoweringContext, p: TransposeConv2DParams) -> bool:
+    """conv_transpose.cl: float32 NHWC with a constant filter and bias."""
+    x, f, b, out = ctx.inputs[0], ctx.inputs[1], ctx.inputs[2], ctx.outputs[0]
+    return (not p.nchw and ctx.is_constant(1) and ctx.is_constant(2)
+            and x.type == f.type == b.type == out.type == F32)
+
+
+def _lower_transpose_vector(ctx: LoweringContext, p: TransposeConv2DParams) -> None:
+    """One conv_transpose.cl launch over (block of CB output channels, block of 8 output columns,
+    batch·output row);
+    the filter [CO][KH][KW][CI] repacked to [KH][KW][CI][COP]."""
+    co = p.out_c
+    cb = 16 if co >= 16 else 8 if co >= 8 else 4
+    cop = ceil_div(co, cb) * cb
+    w = np.zeros((p.kernel_h, p.kernel_w, p.in_c, cop), np.float32)
+    w[..., :co] = np.transpose(ctx.inputs[1].array().astype(np.float32), (1, 2, 3, 0))
+    bias = np.zeros(cop, np.float32)
+    bias[:co] = ctx.inputs[2].array().astype(np.float32)
+    lo, hi = max(p.float_min, -FLT_MAX), min(p.float_max, FLT_MAX)  # finite even without an activation
+    px = min(8, p.out_w)
+    d = {"CB": cb, "CBLOCKS": cop // cb, "PX": px, "PBLOCKS": ceil_div(p.out_w, px), "CO": co, "COP": cop,
+         "CI": p.in_c, "H": p.in_h, "W": p.in_w,
+         "OH": p.out_h, "OW": p.out_w, "ROWS": p.batch * p.out_h, "KH": p.kernel_h, "KW": p.kernel_w,
+         "SH": p.stride_h, "SW": p.stride_w, "PT": p.pad_top, "PL": p.pad_left,
+         "ACT_FMIN": fdef(lo), "ACT_FMAX": fdef(hi)}
+    d.update(zip(("XN", "XY", "XX"), image_strides(p.batch, p.in_h, p.in_w, p.in_c, False)[:3]))
+    d.update(zip(("ON", "OY", "OX"), image_strides(p.batch, p.out_h, p.out_w, co, False)[:3]))
+    ctx.emit("conv_transpose.cl", d, [ctx.input(0), ctx.constant(w), ctx.constant(bias)], [ctx.output(0)],
+             (cop // cb, ceil_div(p.out_w, px), p.batch * p.out_h))
+
+
 def lower_conv_general(ctx: LoweringContext, p: Conv2DParams | None = None) -> None:
     """One conv_general.cl launch over (output channel, output x, batch·output row).  ``p``: the
     convolution the node computes when its own params are not convolution params (FULLY_CONNECTED is
@@ -514,6 +545,9 @@ def lower_conv_general(ctx: LoweringContext, p: Conv2DParams | None = None) -> N
     if p.batch == 0:
         return
     x, f, b = ctx.inputs[0], ctx.inputs[1], ctx.inputs[2]
+    if isinstance(p, TransposeConv2DParams) and _supports_transpose_vector(ctx, p):
+        _lower_transpose_vector(ctx, p)
+        return
     q = p.quant
     depthwise = isinstance(p, DepthwiseConv2DParams)
     if depthwise:   # filter [1, KH, KW, CO]; output channel co reads input channel co / M
