@@ -214,6 +214,9 @@ class _Segment:
         self.types = [self.model.main.operands[i].type for i in self.model.main.output_indexes]
         self._shaped: dict[tuple, PreparedModel] = {}
         self._shaped_lock = threading.Lock()  # executions of one prepared model may run at once
+        #: per argument layout, what the prepared model derives from a request that names no pool
+        #: (BoundRequest.shared_plans): every run with that layout reuses it
+        self._plans: dict[tuple, dict] = {}
         self.prepared = None if _unknown_rank(self.model) else device.prepare_model(self.model)
 
     def _prepared_for(self, tensors: list[DeviceTensor]) -> PreparedModel:
@@ -256,8 +259,14 @@ class _Segment:
             out_args = [RequestArgument(DataLocation(len(pools) + k, 0, n)) for k, n in enumerate(sizes)]
             # the request is built here, correct by construction: bound without validation, which
             # would refuse the zero-length arguments of zero-sized tensors
+            layout = (id(prepared), tuple((v.buffer is None, v.nbytes, v.shape) for v in tensors), tuple(sizes))
+            shared = self._plans.get(layout)
+            if shared is None:
+                if len(self._plans) >= 4 * self.MAX_SHAPED:
+                    self._plans.clear()
+                shared = self._plans.setdefault(layout, {})
             bound = BoundRequest(in_args, out_args, pools + outs, RequestShapes(
-                [None if v.buffer is None else tuple(v.shape) for v in tensors], list(shapes)))
+                [None if v.buffer is None else tuple(v.shape) for v in tensors], list(shapes)), shared_plans=shared)
             try:
                 result, _ = prepared.run_bound(bound, ExecutionContext(False, ctx.deadline_ns, ctx.loop_timeout_ns),
                                                time.perf_counter_ns())
