@@ -7,7 +7,9 @@
 #define GD_PRELUDE
 #define GD_CUDA 1
 
-#define KERNEL extern "C" __global__
+#define KERNEL_ANY_LOCAL extern "C" __global__
+#define KERNEL_FIXED_LOCAL(x, y, z) extern "C" __global__ __launch_bounds__((x) * (y) * (z))
+#define KERNEL KERNEL_ANY_LOCAL
 #define GLOBAL
 #define LOCAL __shared__
 #define CONSTANT_AS

@@ -15,6 +15,8 @@
  *
  * Qualifiers / launch geometry
  *   KERNEL             kernel entry (OpenCL __kernel, CUDA extern "C" __global__); write "KERNEL void"
+ *                      (codegen redefines it as KERNEL_FIXED_LOCAL(x, y, z) around a kernel whose every
+ *                      launch has that local size: reqd_work_group_size / __launch_bounds__)
  *   GLOBAL, LOCAL      address spaces (LOCAL: work-group shared arrays declared at kernel scope,
  *                      e.g. "LOCAL float tile[256];"); CONSTANT_AS = constant address space
  *   RESTRICT           restrict-qualifier for pointer parameters
@@ -62,7 +64,9 @@
 #define GD_PRELUDE
 #define GD_OPENCL 1
 
-#define KERNEL __kernel
+#define KERNEL_ANY_LOCAL __kernel
+#define KERNEL_FIXED_LOCAL(x, y, z) __kernel __attribute__((reqd_work_group_size(x, y, z)))
+#define KERNEL KERNEL_ANY_LOCAL
 #define GLOBAL __global
 #define LOCAL __local
 #define CONSTANT_AS __constant

@@ -50,9 +50,12 @@ def assign_names(kernels: list[KernelInstance]) -> list[str]:
     return list(names.values())
 
 
-def generate(kernels: list[KernelInstance], prelude: str) -> str:
+def generate(kernels: list[KernelInstance], prelude: str,
+             local_sizes: dict[str, tuple[int, ...]] | None = None) -> str:
     """The program source of ``kernels`` (names assigned here if missing) after ``prelude``, the text
-    that maps the shared dialect to the compiler's language."""
+    that maps the shared dialect to the compiler's language.  ``local_sizes``: the one local size
+    every launch of a kernel uses, declared on it (KERNEL_FIXED_LOCAL: the compiler builds its
+    work-group code for that size; PoCL's generic code is measurably slower)."""
     if any(not k.name for k in kernels):
         assign_names(kernels)
     parts = [prelude]
@@ -62,5 +65,20 @@ def generate(kernels: list[KernelInstance], prelude: str) -> str:
             continue
         seen.add(k.name)
         parts.append(f"/* ---- {k.name}: {k.template} (node {k.node}) ---- */")
+        local = (local_sizes or {}).get(k.name)
+        if local is not None:
+            x, y, z = (*local, 1, 1)[:3]
+            parts.append(f"#undef KERNEL\n#define KERNEL KERNEL_FIXED_LOCAL({x}, {y}, {z})")
         parts.append(instance_source(k, k.name))
+        if local is not None:
+            parts.append("#undef KERNEL\n#define KERNEL KERNEL_ANY_LOCAL")
     return "\n".join(parts) + "\n"
+
+
+def fixed_local_sizes(launches) -> dict[str, tuple[int, ...]]:
+    """Kernel name -> its local size, for the kernels whose every launch (compiler.artifact
+    KernelLaunch) states the same one."""
+    sizes: dict[str, set] = {}
+    for launch in launches:
+        sizes.setdefault(launch.name, set()).add(None if launch.local_size is None else tuple(launch.local_size))
+    return {name: next(iter(found)) for name, found in sizes.items() if len(found) == 1 and None not in found}

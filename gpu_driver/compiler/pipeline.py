@@ -22,7 +22,7 @@ from ..hal.types import OPERAND_TYPE_INFO
 from ..ops.catalog import lookup
 from .artifact import CompiledModel, IOBinding, KernelLaunch, LaunchPlan, StatusWord, StorageSlot
 from .autotune import tuning
-from .codegen import assign_names, generate
+from .codegen import assign_names, fixed_local_sizes, generate
 from .cost import estimated_work
 from .elementwise_chain import ElementwiseChain, fuse_elementwise_chains, lower_elementwise_chain
 from .fusion import fold_constants, fuse_activations
@@ -192,6 +192,6 @@ def compile_model(model: Model, backend, input_shapes: Sequence[tuple[int, ...]]
         lowered = lower(graph)
     plan, constants = build_plan(graph, lowered, backend.tuning, max(256, backend.allocator.alignment))
     plan.lane = lane
-    source = generate(lowered.kernels, backend.compiler.prelude)
+    source = generate(lowered.kernels, backend.compiler.prelude, fixed_local_sizes(plan.kernels))
     binary = backend.lane(lane).compiler.compile(source) if plan.kernels else b""
     return CompiledModel(binary, plan, constants, source)

@@ -244,3 +244,19 @@ def test_launch_tuning_maps_the_shape_of_work_to_local_sizes():
     # CUDA resolves every launch to a block: the grid default where the work states no preference
     assert cuda.local_size(Work.ELEMENTS, (10,)) == (10,) and cuda.local_size(Work.GRID, (100, 100)) == (32, 8)
     assert cuda.local_size(Work.GRID, (100, 2, 9)) == (16, 2, 4) and cuda.local_size(Work.GRID, (999,)) == (256,)
+
+
+def test_kernels_declare_the_local_size_of_their_launches():
+    """A kernel whose every launch has one local size is declared with it (reqd_work_group_size on
+    OpenCL); one the runtime sizes is not; the model still computes the reference's values."""
+    dev = opencl_device()
+    model = chain_model(3, shape=(1, 8, 8, 4))
+    pm = dev.prepare_model(model)
+    plan = pm.cache_payload().plan
+    fixed = {k.name: k.local_size for k in plan.kernels if k.local_size is not None}
+    assert fixed, "the chain's kernels have stated local sizes"
+    for name, local in fixed.items():
+        x, y, z = (*local, 1, 1)[:3]
+        assert f"#define KERNEL KERNEL_FIXED_LOCAL({x}, {y}, {z})" in pm.source
+    x = np.random.default_rng(3).uniform(-1, 1, (1, 8, 8, 4)).astype(np.float32)
+    np.testing.assert_allclose(pm.execute([x])[0], reference_outputs(model, [x])[0], rtol=1e-5, atol=1e-5)

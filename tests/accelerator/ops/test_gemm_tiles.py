@@ -142,7 +142,7 @@ def test_choice_measured_once_and_reused_from_the_cache(accelerator, monkeypatch
     autotune.forget()
     warm = accelerator.prepare_model_from_cache(files[0], files[1], token)
     assert autotune.STATS.measured == before + 1            # nothing tuned: the choice is in the binary
-    assert _grid(warm) == _grid_of(gemm.tiles(30, 16, 24, False)[choice])
+    assert _grid(warm) == _grid_of(gemm.tiles(30, 16, 24, False, accelerator.backend.tuning.float_lanes)[choice])
     expected, = first.execute([x])
     actual, = warm.execute([x])
     assert actual.tobytes() == expected.tobytes()
@@ -175,4 +175,4 @@ def test_switch_off_keeps_the_default(accelerator, monkeypatch):
     before = autotune.STATS.measured
     prepared = accelerator.prepare_model(model)
     assert autotune.STATS.measured == before
-    assert _grid(prepared) == _grid_of(gemm.tiles(30, 16, 24, False)[0])
+    assert _grid(prepared) == _grid_of(gemm.tiles(30, 16, 24, False, accelerator.backend.tuning.float_lanes)[0])
