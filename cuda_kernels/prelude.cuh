@@ -128,6 +128,8 @@ static __device__ __forceinline__ long long clamp(long long x, long long lo, lon
 #define FAST_EXP(x) __expf(x)
 #define FAST_TANH(x) tanhf(x)
 #define FAST_RECIP(x) __frcp_rn(x)
+static __device__ __forceinline__ float gd_exp(float x) { return expf(x); }
+static __device__ __forceinline__ float gd_tanh(float x) { return tanhf(x); }
 
 /* the quantised fixed-point helpers (opencl_kernels/fixed_point.h) are appended by codegen */
 

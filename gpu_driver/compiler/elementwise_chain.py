@@ -31,8 +31,8 @@ from .lowering_helpers import broadcast_strides, pad_dims
 _O = OperationType
 #: unary chain steps that apply a function to the running value v (the RELUs clamp: RELU_FUSE_CODES)
 _CHAIN_FUNCTIONS = {
-    _O.LOGISTIC: "1.0f / (1.0f + exp(-v))", _O.TANH: "tanh(v)", _O.FLOOR: "floor(v)", _O.ABS: "fabs(v)",
-    _O.EXP: "exp(v)", _O.LOG: "log(v)", _O.NEG: "-v", _O.RSQRT: "1.0f / sqrt(v)", _O.SIN: "sin(v)",
+    _O.LOGISTIC: "1.0f / (1.0f + gd_exp(-v))", _O.TANH: "gd_tanh(v)", _O.FLOOR: "floor(v)", _O.ABS: "fabs(v)",
+    _O.EXP: "gd_exp(v)", _O.LOG: "log(v)", _O.NEG: "-v", _O.RSQRT: "1.0f / sqrt(v)", _O.SIN: "sin(v)",
     _O.SQRT: "sqrt(v)"}
 _CHAIN_UNARY = (*RELU_FUSE_CODES, *_CHAIN_FUNCTIONS)
 #: binary chain steps: the C expression of operands {a} and {b}

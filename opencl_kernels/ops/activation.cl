@@ -4,12 +4,12 @@
  * kernels are kept, so NaN and infinities give AOSP's answers.
  * OP 0: RELU clamp: v = FMIN < x ? x : FMIN; FMAX < v ? FMAX : v     (RELU, RELU1, RELU6, float)
  * OP 1: floor                                                         (FLOOR)
- * OP 2: 1 / (1 + exp(-x))                                             (LOGISTIC, float)
- * OP 3: tanh(x)                                                       (TANH, float)
+ * OP 2: 1 / (1 + gd_exp(-x))                                          (LOGISTIC, float)
+ * OP 3: gd_tanh(x)                                                    (TANH, float)
  * OP 4: (q - ZP) * SCALE                                              (DEQUANTIZE, per tensor)
  * OP 5: integer clamp of the stored value to [QMIN, QMAX]             (RELU* quantized)
  * OP 6: table[q - QMIN] (extra input: one entry per stored value)     (LOGISTIC / TANH quantized)
- * OP 7: std::max(0, x) + std::min(0, ALPHA * (exp(x) - 1))            (ELU)
+ * OP 7: std::max(0, x) + std::min(0, ALPHA * (gd_exp(x) - 1))         (ELU)
  * OP 8: x * std::min(6, std::max(0, x + 3)) / 6                       (HARD_SWISH, float)
  * OP 9: TFLite int16 fixed-point hard swish: input zero point ZP, output zero point ZO, output
  *       multiplier M_OUT with right shift S_OUT, reluish multiplier M_RELU with exponent S_RELU,
@@ -73,11 +73,11 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const ${T_IN}* RESTRICT in,
 #elif ${OP} == 1
     const float v = floor(x);
 #elif ${OP} == 2
-    const float v = 1.0f / (1.0f + exp(-x));
+    const float v = 1.0f / (1.0f + gd_exp(-x));
 #elif ${OP} == 3
-    const float v = tanh(x);
+    const float v = gd_tanh(x);
 #elif ${OP} == 7
-    const float n = ${ALPHA} * (exp(x) - 1.0f);
+    const float n = ${ALPHA} * (gd_exp(x) - 1.0f);
     const float v = (0.0f < x ? x : 0.0f) + (n < 0.0f ? n : 0.0f);
 #else
     const float r6 = 0.0f < x + 3.0f ? x + 3.0f : 0.0f;

@@ -1,7 +1,7 @@
 /* SOFTMAX / LOG_SOFTMAX along one axis: the tensor is [OUTER, AXIS, INNER]; one work item per
  * (outer, inner) row (gpu_driver/ops/activation.py SoftmaxParams).
  * float (${LOAD} / ${STORE}: float or half storage), m = max over the row, d = (x - m)·BETA:
- *   LOG 0: out = exp(d) / Σ exp(d);   LOG 1: out = d - log(Σ exp(d)).
+ *   LOG 0: out = exp(d) / Σ exp(d) (gd_exp);   LOG 1: out = d - log(Σ exp(d)).
  * QUANT (exact TFLite fixed point): table[q - max(q) + 255] holds the Q0.31 exponential of each
  * difference (-1: below diff_min, takes no part and outputs QMIN);
  * sum = Σ RDBPOT(e, 12) (int32, wrapping); h = clz(sum); s = 1/(1 + x) of (sum << h) - 2^31;
@@ -62,14 +62,14 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const ${T}* RESTRICT in,
     float m = ${LOAD}(in, base);
     for (int k = 1; k < ${AXIS}; ++k) m = fmax(m, ${LOAD}(in, base + k * ${INNER}));
     float sum = 0.0f;
-    for (int k = 0; k < ${AXIS}; ++k) sum += exp((${LOAD}(in, base + k * ${INNER}) - m) * ${BETA});
+    for (int k = 0; k < ${AXIS}; ++k) sum += gd_exp((${LOAD}(in, base + k * ${INNER}) - m) * ${BETA});
 #if ${LOG}
     const float log_sum = log(sum);
     for (int k = 0; k < ${AXIS}; ++k)
         ${STORE}(out, base + k * ${INNER}, (${LOAD}(in, base + k * ${INNER}) - m) * ${BETA} - log_sum);
 #else
     for (int k = 0; k < ${AXIS}; ++k)
-        ${STORE}(out, base + k * ${INNER}, exp((${LOAD}(in, base + k * ${INNER}) - m) * ${BETA}) / sum);
+        ${STORE}(out, base + k * ${INNER}, gd_exp((${LOAD}(in, base + k * ${INNER}) - m) * ${BETA}) / sum);
 #endif
 #endif
 }

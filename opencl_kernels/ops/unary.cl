@@ -3,7 +3,7 @@
  * T: the storage type of the input and the output.
  * OP: 0 ABS, 1 EXP, 2 LOG, 3 NEG, 4 RSQRT, 5 SIN, 6 SQRT, 7 table lookup.
  * INT 0 (OP 0..6): computed in fp32, read/written through LOAD/STORE (LOAD_HALF/STORE_HALF for fp16):
- *   fabs(x), exp(x), log(x), -x, 1.0f / sqrt(x), sin(x), sqrt(x).
+ *   fabs(x), gd_exp(x), log(x), -x, 1.0f / sqrt(x), sin(x), sqrt(x).
  * INT 1 (int32, OP 0 or 3): |x| and -x wrapping on INT_MIN (computed on uint).
  * OP 7 (quantized, T uchar/char): out[i] = table[QOFFSET + in[i]], an extra input holding the result
  *   for every stored value from qmin up; QOFFSET = -qmin of T. */
@@ -28,7 +28,7 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const ${T}* RESTRICT in,
 #if ${OP} == 0
     const float v = fabs(x);
 #elif ${OP} == 1
-    const float v = exp(x);
+    const float v = gd_exp(x);
 #elif ${OP} == 2
     const float v = log(x);
 #elif ${OP} == 3

@@ -68,7 +68,7 @@ def test_six_op_chain_is_one_kernel():
     assert isinstance(node, ElementwiseChain)  # the float RELU6 is a step of its own (its NaN rule)
     assert [s.type for s in node.steps] == [O.ADD, O.RELU6, O.MUL, O.TANH, O.ADD, O.LOGISTIC]
     src = generate(lower(prepare_graph(model)).kernels, opencl_device().backend.compiler.prelude)
-    assert src.count("KERNEL void gd") == 1 and "v = tanh(v);" in src
+    assert src.count("KERNEL void gd") == 1 and "v = gd_tanh(v);" in src
 
 
 def test_floor_and_relu_chain_with_broadcast_head():

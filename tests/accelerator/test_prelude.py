@@ -58,3 +58,49 @@ def test_views_and_device_copy():
     other = allocator.alloc(512)
     allocator.copy(v, other, 512)
     np.testing.assert_array_equal(allocator.download(other, np.zeros(128, np.float32)), data)
+
+
+_MATH_SRC = """
+KERNEL void math_probe(GLOBAL const float* RESTRICT x, GLOBAL float* RESTRICT o) {
+    const int i = GLOBAL_ID(0);
+    if (i >= COUNT) return;
+    o[i] = gd_exp(x[i]);
+    o[COUNT + i] = gd_tanh(x[i]);
+}
+"""
+
+
+def _ulps(y, ref):
+    """|y - ref| in units of the last place of the float32 nearest ref (denormals: 2^-149)."""
+    r = np.abs(ref.astype(np.float32).astype(np.float64))
+    ulp = 2.0 ** (np.floor(np.log2(np.maximum(r, 2.0 ** -126))) - 23)
+    return np.abs(y.astype(np.float64) - ref) / ulp
+
+
+def test_gd_exp_and_tanh_accuracy_and_special_values():
+    """gd_exp / gd_tanh within 1.5 ulp of the float64 functions (overflow, denormal underflow and the
+    polynomial/exp switch of tanh included) and C's special values (signed zero, ±inf, NaN)."""
+    backend = opencl_device().backend
+    allocator, launcher = backend.allocator, backend.launcher
+    specials = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 88.72283, 88.7229, 89.0, -87.3365, -100.0, -103.3,
+                         -103.98, -104.5, 1e-30, -1e-30, 1e-45, 0.625, -0.625, 0.6249999, 9.0, -9.0, 50.0], np.float32)
+    rng = np.random.default_rng(0)
+    x = np.concatenate([specials, np.linspace(-110, 95, 40000, dtype=np.float32),
+                        (rng.standard_normal(20000) * 3).astype(np.float32),
+                        np.float32(10.0) ** rng.uniform(-38, 1, 4000).astype(np.float32)])
+    n = x.size
+    src = backend.compiler.prelude + _MATH_SRC.replace("COUNT", str(n))
+    program = launcher.load(backend.compiler.compile(src), ["math_probe"])
+    bx, bo = allocator.alloc(4 * n), allocator.alloc(8 * n)
+    allocator.upload(bx, x)
+    launcher.enqueue([launcher.make_launch(program, "math_probe", [bx, bo], ((n + 63) // 64 * 64,), (64,))])
+    launcher.finish()
+    o = allocator.download(bo, np.empty(2 * n, np.float32))
+    with np.errstate(over="ignore", invalid="ignore"):
+        for y, ref in ((o[:n], np.exp(x.astype(np.float64))), (o[n:], np.tanh(x.astype(np.float64)))):
+            ref32 = ref.astype(np.float32)
+            finite = np.isfinite(ref32)
+            assert _ulps(y[finite], ref[finite]).max() <= 1.5
+            np.testing.assert_array_equal(y[~finite], ref32[~finite])  # inf and NaN
+            number = ~np.isnan(ref32)
+            np.testing.assert_array_equal(np.signbit(y[number]), np.signbit(ref32[number]))  # tanh(-0) = -0
