@@ -26,8 +26,8 @@ stride 1 and no padding is a GEMM over the N·H·W pixels (gpu_driver.ops.gemm, 
 shape at preparation).  They repack the
 filter at preparation (conv: [COB][KH][KW][CI][CB], blocks of CB output channels, zero-padded, so a
 work item's weights are one unit-stride stream; depthwise: [KH][KW][CO]; float32 depthwise with
-multiplier 1 and channels a multiple of 16 takes conv_depthwise_vector.cl, 16 channels per work
-item as one FLOATV), fold the filter zero
+multiplier 1 and channels a multiple of 4 takes conv_depthwise_vector.cl, 16, 8 or 4 channels per
+work item as one FLOATV), fold the filter zero
 point into int32 weights, and bake every size/stride/pad and the activation bounds in as literals.
 Every other variant (NCHW, float16, filter or bias given as model inputs) and GROUPED_CONV_2D /
 TRANSPOSE_CONV_2D take ``conv_general.cl``: one work item per output element, either layout, filter
@@ -481,9 +481,11 @@ def lower_depthwise_conv_2d(ctx: LoweringContext) -> None:
     d = _common_defines(ctx, p)
     d.update({"PX": px, "PBLOCKS": pblocks, "EXACT": int(p.out_w % px == 0),
               "RW": (px - 1) * p.stride_w + (p.kernel_w - 1) * p.dilation_w + 1})
-    if p.quant is None and p.depth_multiplier == 1 and p.out_c % DEPTHWISE_VECTOR_WIDTH == 0:
-        # float32, multiplier 1: DEPTHWISE_VECTOR_WIDTH channels per work item as one FLOATV
-        d.update({"VW": DEPTHWISE_VECTOR_WIDTH, "CB": p.out_c // DEPTHWISE_VECTOR_WIDTH})
+    # float32, multiplier 1: VW channels per work item as one FLOATV (DEPTHWISE_VECTOR_WIDTH, or 8 or 4
+    # lanes for the other channel counts: 3-7x over conv_depthwise.cl's channel per work item on PoCL)
+    vw = next((v for v in (DEPTHWISE_VECTOR_WIDTH, 8, 4) if p.out_c % v == 0), 0)
+    if p.quant is None and p.depth_multiplier == 1 and vw:
+        d.update({"VW": vw, "CB": p.out_c // vw})
         inputs = [ctx.input(0), ctx.constant(np.ascontiguousarray(w, dtype=np.float32)), ctx.constant(_bias(ctx))]
         ctx.emit("conv_depthwise_vector.cl", d, inputs, [ctx.output(0)], (d["CB"], pblocks, d["ROWS"]),
                  Work.REGISTER_TILES)
