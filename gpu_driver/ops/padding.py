@@ -22,6 +22,7 @@ from ..compiler.lowering_helpers import known, numel, params_ok, row_strides, sc
 from ..hal.types import OperandType, OperationType
 from .definition import OpParams, TensorInfo, require, require_nonempty
 from .registry import operation
+from .slicing import RAW_TYPES, gather_launch
 from .signature import F16, F32, I32, Q8A, Q8AS, RANK_UP_TO_4, OpContext, OpSignature, Variant, f16, f32, i32
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only
@@ -29,8 +30,6 @@ if TYPE_CHECKING:  # pragma: no cover - annotations only
 
 #: MIRROR_PAD's mode argument → np.pad's mode
 MIRROR_MODES = {0: "reflect", 1: "symmetric"}
-#: the unsigned C type that copies an element of each byte size bit for bit
-_RAW_TYPES = {1: "uchar", 2: "ushort", 4: "uint"}
 #: ``slicing.cl``'s MAP literal of a constant fill and of a mirror
 _MAP_FILL, _MAP_MIRROR = 2, 3
 
@@ -123,7 +122,7 @@ def _pad_axes(dims, paddings, mirror: bool) -> list[tuple[int, ...]]:
 def supports_pad(ctx: LoweringContext) -> bool:
     x, out = ctx.inputs[0], ctx.outputs[0]
     return (params_ok(ctx) and scalars_constant(ctx, range(1, len(ctx.node.inputs))) and known(x, out)
-            and out.type == x.type and x.dtype.itemsize in _RAW_TYPES and numel(out.shape) < 2 ** 31)
+            and out.type == x.type and x.dtype.itemsize in RAW_TYPES and numel(out.shape) < 2 ** 31)
 
 
 def lower_pad(ctx: LoweringContext) -> None:
@@ -135,10 +134,11 @@ def lower_pad(ctx: LoweringContext) -> None:
     raw = np.asarray([p.fill], x.dtype).view(f"u{x.dtype.itemsize}")[0]
     d = {name: "{" + ", ".join(str(v) for v in values) + "}"
          for name, values in zip(("OUT_DIMS", "IN_DIMS", "IN_STRIDES", "BEGIN"), zip(*axes))}
-    d.update(STEP="{" + ", ".join("1" * len(axes)) + "}", T=_RAW_TYPES[x.dtype.itemsize], COUNT=count,
-             RANK=len(axes), MAP=_MAP_FILL if p.mode == "constant" else _MAP_MIRROR, FILL=f"{int(raw)}u",
+    launch, items = gather_launch([a[0] for a in axes])
+    d.update(launch, STEP="{" + ", ".join("1" * len(axes)) + "}", T=RAW_TYPES[x.dtype.itemsize], RANK=len(axes),
+             MAP=_MAP_FILL if p.mode == "constant" else _MAP_MIRROR, FILL=f"{int(raw)}u",
              REFLECT=int(p.mode == "reflect"))
-    ctx.emit("slicing.cl", d, [ctx.input(0)], [ctx.output(0)], (count,), Work.ELEMENTS)
+    ctx.emit("slicing.cl", d, [ctx.input(0)], [ctx.output(0)], (items,), Work.ROWS)
 
 
 # ---- the operations ----------------------------------------------------------------------------------

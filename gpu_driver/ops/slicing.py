@@ -136,9 +136,21 @@ def gather_defines(info: TensorInfo, axes: list[list[int]], tile: bool) -> dict:
     """The literals of ``slicing.cl`` (MAP 0, or 1 for TILE) for ``axes`` (:func:`gather_axes`)."""
     names = ("OUT_DIMS", "IN_DIMS", "IN_STRIDES", "BEGIN", "STEP")
     d = {name: "{" + ", ".join(str(v) for v in column) + "}" for name, column in zip(names, zip(*axes))}
-    d.update(T=RAW_TYPES[info.dtype.itemsize], COUNT=numel(a[0] for a in axes), RANK=len(axes), MAP=int(tile),
-             FILL="0u", REFLECT=0)
+    d.update(T=RAW_TYPES[info.dtype.itemsize], RANK=len(axes), MAP=int(tile), FILL="0u", REFLECT=0)
     return d
+
+
+#: output elements of one row that one work item of ``slicing.cl`` copies at most
+GATHER_BLOCK = 256
+
+
+def gather_launch(out_dims) -> tuple[dict, int]:
+    """``slicing.cl``'s BLOCK, BLOCKS and ITEMS for the merged output dims, and the work items."""
+    n = int(out_dims[-1])
+    block = min(n, GATHER_BLOCK)
+    blocks = -(-n // block)
+    items = numel(out_dims[:-1]) * blocks
+    return {"BLOCK": block, "BLOCKS": blocks, "ITEMS": items}, items
 
 
 def supports_gather(ctx: LoweringContext) -> bool:
@@ -160,8 +172,9 @@ def lower_gather(ctx: LoweringContext) -> None:
         count = numel(shape)
         if count:
             axes = gather_axes(shape, x.shape, begin, p.steps)
-            ctx.emit("slicing.cl", gather_defines(x, axes, p.tile), [ctx.input(0)], [ctx.output(k)],
-                     (count,), Work.ELEMENTS)
+            launch, items = gather_launch([a[0] for a in axes])
+            ctx.emit("slicing.cl", gather_defines(x, axes, p.tile) | launch, [ctx.input(0)], [ctx.output(k)],
+                     (items,), Work.ROWS)
 
 
 # ---- the operations ----------------------------------------------------------------------------------
