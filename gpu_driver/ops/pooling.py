@@ -148,6 +148,8 @@ def reference_l2_pool_2d(p: Pool2DParams, inputs: list[TensorInfo], outputs: lis
 # ---- lowering ---------------------------------------------------------------------------------------
 
 _KIND_CODES = {"average": 0, "max": 1, "l2": 2}  # KIND in pooling.cl
+#: channels per work item of pooling.cl (CB): the widest of these that divides the channel count
+_CHANNEL_BLOCKS = (16, 8, 4, 2, 1)
 
 
 def supports_pool(ctx: LoweringContext) -> bool:
@@ -170,7 +172,8 @@ def lower_pool(ctx: LoweringContext) -> None:
     d.update(zip(("ON", "OY", "OX", "OC"), image_strides(p.batch, p.out_h, p.out_w, p.in_c, p.nchw)))
     d.update(float_io(x))
     d.update(act_defines(p, out))
-    ctx.emit("pooling.cl", d, [ctx.input(0)], [ctx.output(0)], (p.in_c, p.out_w, p.batch * p.out_h))
+    d["CB"] = next(b for b in _CHANNEL_BLOCKS if p.in_c % b == 0)
+    ctx.emit("pooling.cl", d, [ctx.input(0)], [ctx.output(0)], (p.in_c // d["CB"], p.out_w, p.batch * p.out_h))
 
 
 # ---- the operations ---------------------------------------------------------------------------------
