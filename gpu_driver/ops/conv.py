@@ -449,6 +449,12 @@ def lower_conv_2d(ctx: LoweringContext) -> None:
     # products stay at 4 x 8 (larger tiles spill: measured slower)
     most = 8 if mac == "int" else 16
     cb = most if co >= most else 8 if co >= 8 else 4 if co >= 4 else co
+    px_most = 4
+    if mac == "float" and 16 < co <= 24:
+        # one block of 24 channels (three AVX vectors) x 2 pixels, taps not unrolled (spills), rather
+        # than two 16-channel blocks, a third of them padding: ~2x on PoCL (the 3-channel first layers
+        # of MediaPipe's models)
+        cb, px_most = 24, 2
     cob = ceil_div(co, cb)
     cop = cob * cb
     packed = np.zeros((cop, p.kernel_h, p.kernel_w, p.in_c), dtype=np.float32 if mac == "float" else w.dtype)
@@ -456,13 +462,14 @@ def lower_conv_2d(ctx: LoweringContext) -> None:
     packed = packed.reshape(cob, cb, -1).transpose(0, 2, 1)    # [COB][KH*KW*CI][CB]
     bias = np.zeros(cop, dtype=w.dtype)
     bias[:co] = _bias(ctx)
-    px = _pixel_tile(p.out_w, 4)
+    px = _pixel_tile(p.out_w, px_most)
     pblocks = ceil_div(p.out_w, px)
     io_type = ctype(ctx.inputs[0])
     x, in_type, zx = centred_input(ctx, ctx.input(0), p.batch * p.in_h * p.in_w * p.in_c, io_type, p.quant, mac)
     d = _common_defines(ctx, p)
     d.update({"T": in_type, "ZX": zx, "MAC_T": mac, "CB": cb, "COB": cob, "PX": px, "PBLOCKS": pblocks,
-              "EXACT": int(p.out_w % px == 0), "UNROLL_TAPS": int(p.in_c * p.kernel_h * p.kernel_w <= 32)})
+              "EXACT": int(p.out_w % px == 0),
+              "UNROLL_TAPS": int(cb <= 16 and p.in_c * p.kernel_h * p.kernel_w <= 32)})
     emit_with_requantization(ctx, "conv.cl", d, [x, ctx.constant(packed), ctx.constant(bias)],
                              (cob, pblocks, d["ROWS"]), Work.REGISTER_TILES, p.quant, p.batch * p.out_h * p.out_w, co,
                              act_defines(p, ctx.outputs[0]), io_type)
