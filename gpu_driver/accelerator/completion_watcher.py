@@ -37,12 +37,18 @@ class CompletionWatcher:
     def _serve(self) -> None:
         while True:
             marker, continuation, launcher = self._queue.get()
-            error = None
             try:
-                launcher.wait_marker(marker)
-            except Exception as exc:  # the continuation reports it through its fence
-                error = exc
-            try:
-                continuation(error)
+                complete(marker, continuation, launcher)
             except Exception:
                 log.exception("completing fenced work on %s failed", self.name)
+
+
+def complete(marker: Any, continuation: Callable[[Exception | None], None], launcher) -> None:
+    """Wait for ``marker`` (made by ``launcher``) and run ``continuation(error)``, ``error`` being
+    what waiting raised, or None."""
+    error = None
+    try:
+        launcher.wait_marker(marker)
+    except Exception as exc:  # the continuation reports it through its fence
+        error = exc
+    continuation(error)

@@ -38,6 +38,7 @@ from ..runtime.execution_limits import ExecutionContext, check_not_late
 from ..runtime.fenced_execution import FencedWork, when_signalled
 from ..runtime.prepared_model import PreparedModel
 from ..runtime.request_binding import BoundRequest
+from .completion_watcher import complete
 from .executable import Executable, instantiate
 
 
@@ -424,15 +425,11 @@ class AcceleratorPreparedModel(PreparedModel):
             del staged[:]
             return self._elapsed(marks) if work.ctx.measure else None
 
+        continuation = lambda error: work.run(lambda: finish(error))  # noqa: E731
         if self.lane.runs_in_caller:  # the work has run: finish here, in the lane's worker thread
-            error = None
-            try:
-                self.launcher.wait_marker(marker)
-            except Exception as exc:  # reported through the fence
-                error = exc
-            work.run(lambda: finish(error))
+            complete(marker, continuation, self.launcher)
             return
-        self.device.completions.watch(marker, lambda error: work.run(lambda: finish(error)), self.launcher)
+        self.device.completions.watch(marker, continuation, self.launcher)
 
     # ---- pool binding ----------------------------------------------------------------------------------
     def bind_input(self, arg, pool, buffer, nbytes: int, blocking: bool = True):
