@@ -38,8 +38,8 @@ class Executable:
     status_buffer: DeviceBuffer | None = None
     launch_args: list[list[DeviceBuffer]] = field(default_factory=list)   # per launch, its bound buffers
 
-    #: model buffer id -> (model buffer, the buffer its launch arguments are bound to now)
-    bound_in_place: dict[int, tuple[DeviceBuffer, DeviceBuffer]] = field(default_factory=dict)
+    #: model buffer id -> (model buffer, the buffer its launch arguments are bound to now, its uses_of)
+    bound_in_place: dict[int, tuple[DeviceBuffer, DeviceBuffer, list]] = field(default_factory=dict)
     _uses: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
     _in_place: dict[int, bool] = field(default_factory=dict)   # buffer id -> in_place_ok
 
@@ -68,24 +68,26 @@ class Executable:
         arguments).  Callers hold the specialisation's lock."""
         bound = self.bound_in_place
         if len(pairs) == len(bound):  # the usual case: the same model buffers as last time
+            rebind = self.launcher.rebind
             for old, new in pairs:
                 now = bound.get(id(old))
                 if now is None:
                     break
                 if now[1] is not new:
-                    self._bind(old, new)
-                    bound[id(old)] = (old, new)
+                    for li, ai in now[2]:
+                        rebind(self.launches[li], ai, new)
+                    bound[id(old)] = (old, new, now[2])
             else:
                 return
         wanted = {id(old): (old, new) for old, new in pairs}
-        for key, (old, _now) in list(self.bound_in_place.items()):
+        for key, (old, _now, _uses) in list(bound.items()):
             if key not in wanted:
                 self._bind(old, old)
-                del self.bound_in_place[key]
+                del bound[key]
         for key, (old, new) in wanted.items():
-            if self.bound_in_place.get(key, (old, old))[1] is not new:
+            if bound.get(key, (old, old))[1] is not new:
                 self._bind(old, new)
-                self.bound_in_place[key] = (old, new)
+                bound[key] = (old, new, self.uses_of(old))
 
     def _bind(self, old: DeviceBuffer, new: DeviceBuffer) -> None:
         for li, ai in self.uses_of(old):

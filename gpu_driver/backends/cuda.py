@@ -1,12 +1,17 @@
 """CUDA backend (CuPy): NVRTC → cubin for the device's architecture, modules loaded from the cubin,
-one stream per device, cupy events for device time.
+one stream per device, cupy events for device time.  A launch list enqueued again with the same
+arguments is recorded once as a CUDA graph (stream capture) and then replayed with one launch call:
+the repeated executions of a burst, a reusable execution or a plain request cost one graph launch.
 
 cupy is imported lazily and failures are tolerated: without CuPy or a GPU :func:`discover` finds no
 device.  :class:`CudaCompiler` needs only NVRTC (no GPU), so CI can check that kernels compile.
 """
 from __future__ import annotations
 
+import logging
+import threading
 import time
+from collections import OrderedDict
 from typing import Sequence
 
 import numpy as np
@@ -16,6 +21,8 @@ from ..hal.types import DeviceType
 from .base import Allocator, BackendDevice, Compiler, DeviceBuffer, Launcher, LaunchTuning, Program
 
 RANK_CUDA = 300
+
+log = logging.getLogger(__name__)
 
 
 def _nvrtc():
@@ -73,9 +80,10 @@ class CudaAllocator(Allocator):
 
     alignment = 256
 
-    def __init__(self, cupy, device, stream):
+    def __init__(self, cupy, device, stream, stream_lock):
         super().__init__()
         self.cupy, self.device, self.stream = cupy, device, stream
+        self.stream_lock = stream_lock   # shared with the launcher: nothing joins a graph being recorded
 
     def alloc(self, nbytes: int) -> DeviceBuffer:
         n = max(int(nbytes), 1)
@@ -88,14 +96,14 @@ class CudaAllocator(Allocator):
 
     def _upload(self, buffer: DeviceBuffer, data: np.ndarray, blocking: bool) -> None:
         # pageable host memory: cupy's copy is synchronous with respect to the host either way
-        with self.device:
+        with self.device, self.stream_lock:
             raw = data.reshape(-1).view(np.uint8)
             buffer.handle[:raw.size].set(raw, stream=self.stream)
             if blocking:
                 self.stream.synchronize()
 
     def _download(self, buffer: DeviceBuffer, out: np.ndarray, blocking: bool) -> None:
-        with self.device:
+        with self.device, self.stream_lock:
             raw = out.reshape(-1).view(np.uint8)
             buffer.handle[:raw.size].get(stream=self.stream, out=raw, blocking=blocking)
             if blocking:
@@ -103,18 +111,22 @@ class CudaAllocator(Allocator):
 
     def copy(self, src: DeviceBuffer, dst: DeviceBuffer, nbytes: int) -> None:
         if nbytes:
-            with self.device, self.stream:
+            with self.device, self.stream_lock, self.stream:
                 dst.handle[:nbytes] = src.handle[:nbytes]
 
 
 class CudaLaunch:
-    __slots__ = ("function", "grid", "block", "args")
+    """One bound kernel launch.  ``args`` is interned per argument set (see :meth:`CudaLauncher.rebind`),
+    so a launch list bound as before has the same argument tuples as before."""
+
+    __slots__ = ("function", "grid", "block", "args", "arg_sets")
 
     def __init__(self, function, grid, block, args):
         self.function = function
         self.grid = grid
         self.block = block
         self.args = args
+        self.arg_sets = {tuple(map(id, args)): args}   # the argument tuples this launch has had
 
 
 def default_block(global_size: Sequence[int]) -> tuple[int, ...]:
@@ -123,11 +135,55 @@ def default_block(global_size: Sequence[int]) -> tuple[int, ...]:
     return tuple(min(m, max(1, int(g))) for m, g in zip(most, global_size))
 
 
-class CudaLauncher(Launcher):
-    """Modules loaded from cubins, launches on one stream, cupy events as timing marks."""
+class LaunchGraphs:
+    """CUDA graphs of launch lists: a list enqueued ``record_after`` times with the same argument tuples
+    is captured from the stream once, then replayed.  The key is the ids of the launches' argument
+    tuples; each tuple belongs to one launch (interned per launch), so the key names the launches and
+    their arguments.  An entry keeps its launches and tuples alive (the ids cannot be reused while it is
+    cached; at most ``capacity`` entries keep memory of released models alive)."""
 
-    def __init__(self, cupy, device, stream):
+    def __init__(self, record_after: int = 2, capacity: int = 16):
+        self.record_after, self.capacity = record_after, capacity
+        self._entries: OrderedDict[tuple, list] = OrderedDict()   # key -> [uses, graph, pinned objects]
+        self._lock = threading.Lock()
+        self.enabled = True
+        self.recorded = self.replayed = 0
+
+    @staticmethod
+    def key(launches: Sequence[CudaLaunch]) -> tuple:
+        return tuple([id(launch.args) for launch in launches])
+
+    def lookup(self, key: tuple, launches: Sequence[CudaLaunch]) -> tuple[object | None, bool]:
+        """(the graph of ``key`` or None, whether to record it now)."""
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is None:
+                entry = self._entries[key] = [0, None, [(launch, launch.args) for launch in launches]]
+                while len(self._entries) > self.capacity:
+                    self._entries.popitem(last=False)
+            self._entries.move_to_end(key)
+            entry[0] += 1
+            return entry[1], entry[1] is None and entry[0] >= self.record_after
+
+    def store(self, key: tuple, graph) -> None:
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is not None:
+                entry[1] = graph
+                self.recorded += 1
+
+
+class CudaLauncher(Launcher):
+    """Modules loaded from cubins, launches on one stream, cupy events as timing marks; repeated launch
+    lists replayed as CUDA graphs (:class:`LaunchGraphs`)."""
+
+    #: interned argument tuples kept per launch (a ping-pong binding alternates between two)
+    ARG_SETS = 8
+
+    def __init__(self, cupy, device, stream, stream_lock):
         self.cupy, self.device, self.stream = cupy, device, stream
+        self.stream_lock = stream_lock   # held while enqueueing (and recording)
+        self.graphs = LaunchGraphs()
 
     def load(self, binary: bytes, names: Sequence[str]) -> Program:
         with self.device:
@@ -146,15 +202,46 @@ class CudaLauncher(Launcher):
         grid = tuple((g + b - 1) // b for g, b in zip(gs, block))
         return CudaLaunch(program.kernels[name], grid, tuple(block), tuple(a.handle for a in args))
 
+    def _launch_all(self, launches: Sequence[CudaLaunch]) -> None:
+        for launch in launches:
+            launch.function(launch.grid, launch.block, launch.args, stream=self.stream)
+
+    def _record(self, key: tuple, launches: Sequence[CudaLaunch]):
+        """Capture ``launches`` from the stream as a graph (None, graphs disabled, if the runtime refuses)."""
+        stream = self.stream
+        try:
+            stream.begin_capture()
+        except Exception as exc:
+            self.graphs.enabled = False
+            log.info("CUDA graphs disabled (stream capture refused: %s)", exc)
+            return None
+        try:
+            self._launch_all(launches)
+        finally:
+            graph = stream.end_capture()
+        self.graphs.store(key, graph)
+        return graph
+
     def enqueue(self, launches: Sequence[CudaLaunch], timed: bool = False):
         cupy = self.cupy
-        with self.device:
+        with self.device, self.stream_lock:
             start = end = None
             if timed:
                 start, end = cupy.cuda.Event(), cupy.cuda.Event()
                 start.record(self.stream)
-            for launch in launches:
-                launch.function(launch.grid, launch.block, launch.args, stream=self.stream)
+            graphs = self.graphs
+            if len(launches) > 1 and graphs.enabled:
+                key = graphs.key(launches)
+                graph, record = graphs.lookup(key, launches)
+                if record:
+                    graph = self._record(key, launches)
+                if graph is not None:
+                    graph.launch(stream=self.stream)
+                    graphs.replayed += 1
+                else:
+                    self._launch_all(launches)
+            else:
+                self._launch_all(launches)
             if timed:
                 end.record(self.stream)
         return (start, end) if timed else None
@@ -167,21 +254,27 @@ class CudaLauncher(Launcher):
 
     def finish(self, spin_ns: int = 0) -> None:
         if spin_ns > 0:
-            with self.device:
+            with self.device, self.stream_lock:
                 done = self.cupy.cuda.Event(disable_timing=True)
                 done.record(self.stream)
-                deadline = time.perf_counter_ns() + spin_ns
-                while not done.done and time.perf_counter_ns() < deadline:
-                    pass
+            deadline = time.perf_counter_ns() + spin_ns
+            while not done.done and time.perf_counter_ns() < deadline:
+                pass
         self.stream.synchronize()
 
     def rebind(self, launch: CudaLaunch, position: int, buffer: DeviceBuffer) -> None:
         args = list(launch.args)
         args[position] = buffer.handle
-        launch.args = tuple(args)
+        ids = tuple(map(id, args))
+        interned = launch.arg_sets.get(ids)
+        if interned is None:
+            if len(launch.arg_sets) >= self.ARG_SETS:
+                launch.arg_sets.clear()
+            interned = launch.arg_sets[ids] = tuple(args)
+        launch.args = interned
 
     def marker(self):
-        with self.device:
+        with self.device, self.stream_lock:
             done = self.cupy.cuda.Event(disable_timing=True)
             done.record(self.stream)
         return done
@@ -216,9 +309,10 @@ class CudaBackend(BackendDevice):
         with device:
             stream = cupy.cuda.Stream(non_blocking=True)
             props = cupy.cuda.runtime.getDeviceProperties(index)
+        stream_lock = threading.RLock()
         self._name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
-        super().__init__(CudaCompiler(f"sm_{device.compute_capability}"), CudaAllocator(cupy, device, stream),
-                         CudaLauncher(cupy, device, stream), CudaTuning())
+        super().__init__(CudaCompiler(f"sm_{device.compute_capability}"), CudaAllocator(cupy, device, stream, stream_lock),
+                         CudaLauncher(cupy, device, stream, stream_lock), CudaTuning())
 
     @property
     def device_name(self) -> str:
