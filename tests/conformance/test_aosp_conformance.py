@@ -1,7 +1,9 @@
 """The AOSP conformance cases (tests/conformance/cases, expanded from the AOSP test specs) on every
 device: no wrong answer, crash or unexplained refusal, and no registered operation that the reference
 device calls unsupported.  Accelerators run a fixed sample of the cases by default (one in
-ACCELERATOR_SAMPLE) and every case under the ``slow`` mark."""
+ACCELERATOR_SAMPLE; on PoCL's threaded lane one in THREADED_SAMPLE) and every case, on every lane,
+under the ``slow`` mark.  The large versions' samples are split into shards (tests of their own, so
+parallel workers share them)."""
 from __future__ import annotations
 
 import pytest
@@ -16,6 +18,10 @@ from .aosp_cases import load, operation_names, run_case, versions
 BAD = ("fail", "crash", "refused")
 #: accelerators run every ACCELERATOR_SAMPLE-th case in the default selection
 ACCELERATOR_SAMPLE = 16
+#: and every THREADED_SAMPLE-th case (another subset) with every model compiled for the threaded lane
+THREADED_SAMPLE = 64
+#: shards of a version's sample (the others are one test each)
+SHARDS = {"V1_2": 6, "V1_3": 3}
 
 
 def _registered(case: dict) -> bool:
@@ -44,31 +50,46 @@ def test_reference_device(version, dynamic):
     assert not problems, _report(problems)
 
 
-def _accelerator_cases(version: str, sample: int, offset: int = 0) -> list[dict]:
-    return [c for i, c in enumerate(load(version)) if i % sample == offset]
+def _accelerator_cases(version: str, sample: int, offset: int, shard: int) -> list[dict]:
+    cases = [c for i, c in enumerate(load(version)) if i % sample == offset]
+    shards = SHARDS.get(version, 1)
+    return cases[shard::shards]
 
 
-@pytest.mark.parametrize("version", versions())
-def test_accelerator_sample(accelerator, version):
-    problems = _problems(accelerator, _accelerator_cases(version, ACCELERATOR_SAMPLE), False, strict_support=False)
+def _sharded_versions():
+    return [pytest.param(v, shard, id=v if SHARDS.get(v, 1) == 1 else f"{v}-{shard + 1}of{SHARDS[v]}")
+            for v in versions() for shard in range(SHARDS.get(v, 1))]
+
+
+def _threaded_lane(accelerator, monkeypatch) -> None:
+    """Every model compiled for the device's threaded lane (conformance models are small: on PoCL they
+    would run on the inline lane)."""
+    if getattr(accelerator.backend, "inline", None) is None:
+        pytest.skip("the device has no inline lane: its only lane runs every sample")
+    monkeypatch.setenv("GPU_DRIVER_INLINE_WORK", "0")
+
+
+@pytest.mark.parametrize("version,shard", _sharded_versions())
+def test_accelerator_sample(accelerator, version, shard):
+    cases = _accelerator_cases(version, ACCELERATOR_SAMPLE, 0, shard)
+    problems = _problems(accelerator, cases, False, strict_support=False)
     assert not problems, _report(problems)
 
 
-@pytest.mark.parametrize("version", versions())
-def test_accelerator_sample_threaded_lane(accelerator, version, monkeypatch):
-    """The conformance models are small: on PoCL they run on the inline lane.  Another sample of
-    them on the device's threaded lane (every model compiled for it)."""
-    if getattr(accelerator.backend, "inline", None) is None:
-        pytest.skip("the device has no inline lane: the sample above ran on its only lane")
-    monkeypatch.setenv("GPU_DRIVER_INLINE_WORK", "0")
-    cases = _accelerator_cases(version, ACCELERATOR_SAMPLE, ACCELERATOR_SAMPLE // 2)
+@pytest.mark.parametrize("version,shard", _sharded_versions())
+def test_accelerator_sample_threaded_lane(accelerator, version, shard, monkeypatch):
+    _threaded_lane(accelerator, monkeypatch)
+    cases = _accelerator_cases(version, THREADED_SAMPLE, ACCELERATOR_SAMPLE // 2, shard)
     problems = _problems(accelerator, cases, False, strict_support=False)
     assert not problems, _report(problems)
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("lane", ["default", "threaded"])
 @pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic_outputs"])
 @pytest.mark.parametrize("version", versions())
-def test_accelerator_every_case(accelerator, version, dynamic):
+def test_accelerator_every_case(accelerator, version, dynamic, lane, monkeypatch):
+    if lane == "threaded":
+        _threaded_lane(accelerator, monkeypatch)
     problems = _problems(accelerator, load(version), dynamic, strict_support=False)
     assert not problems, _report(problems)

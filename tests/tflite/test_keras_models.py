@@ -25,9 +25,10 @@ from gpu_driver.mlts.litert import LiteRT  # noqa: E402
 MODELS = Path(__file__).resolve().parent / "keras_models"
 NAMES = sorted(p.stem for p in MODELS.glob("*.tflite"))
 #: (model, device) pairs whose preparation or run takes long on PoCL (quantized kernels compile
-#: slowly; the WHILE-lowered LSTM compiles its loop body's data-dependent slices per iteration)
+#: slowly; the WHILE-lowered LSTM and GRU compile their loop bodies' data-dependent slices per iteration)
 SLOW = {("mobilenet_v2_035_96_int8", "opencl"), ("mobilenet_v2_035_96_uint8", "opencl"),
-        ("mobilenet_v3_small_075_96_int8", "opencl"), ("lstm_classifier_float", "opencl")}
+        ("mobilenet_v3_small_075_96_int8", "opencl"), ("lstm_classifier_float", "opencl"),
+        ("gru_text_float", "opencl")}
 
 
 def _params():
