@@ -54,8 +54,30 @@ class BoundRequest:
             buf.set_uninitialized()
 
 
+#: pool type -> "token" (a memory-domain token: an integer, not bool), "memory" (a Memory) or None;
+#: by type, so a request's pools cost a dict lookup each instead of abstract-class isinstance checks
+_POOL_KINDS: dict[type, str | None] = {}
+
+
+def _pool_kind(pool) -> str | None:
+    kind_of = type(pool)
+    try:
+        return _POOL_KINDS[kind_of]
+    except KeyError:
+        pass
+    if issubclass(kind_of, Memory):
+        kind = "memory"
+    elif issubclass(kind_of, (int, np.integer)) and not issubclass(kind_of, bool):
+        kind = "token"
+    else:
+        kind = None
+    if len(_POOL_KINDS) < 64:
+        _POOL_KINDS[kind_of] = kind
+    return kind
+
+
 def _is_token(pool) -> bool:
-    return not isinstance(pool, Memory) and isinstance(pool, (int, np.integer)) and not isinstance(pool, bool)
+    return _pool_kind(pool) == "token"
 
 
 def bind_request(prepared_model, request: Request) -> BoundRequest:
@@ -169,9 +191,10 @@ class BindingCache:
             return None
         pools = []
         for p in request.pools:
-            if _is_token(p):
+            kind = _pool_kind(p)
+            if kind == "token":
                 pools.append(int(p))
-            elif isinstance(p, Memory):
+            elif kind == "memory":
                 pools.append(("memory", id(p)))
             else:
                 return None
