@@ -305,8 +305,9 @@ class BackendDevice(abc.ABC):
             raise ValueError(f"{self.device_name} has no {name!r} lane")
         return self
 
-    def lane_for(self, work: int) -> str:
-        """The lane a model of ``work`` units (compiler.cost.estimated_work) should run on."""
+    def lane_for(self, work: int, kernels: int = 0) -> str:
+        """The lane a model of ``work`` units (compiler.cost.estimated_work) in about ``kernels``
+        kernel launches should run on."""
         return ""
 
     def host_lane(self) -> "BackendDevice":

@@ -9,7 +9,8 @@ PoCL's inline lane: PoCL offers two CPU devices, "pthread" (worker threads run t
 "basic" (the thread that enqueues a command runs it).  Waking the workers costs tens of µs per
 host wait on an idle machine, more than a small model's whole work, so the pthread device gets the
 basic one as its ``inline`` lane, in one context (buffers shared): a model whose estimated work is at
-most :attr:`OpenCLBackend.inline_work_limit` is compiled for it and runs in the caller's thread.
+most :attr:`OpenCLBackend.inline_work_limit`, plus :attr:`OpenCLBackend.inline_work_per_kernel` per
+kernel launch, is compiled for it and runs in the caller's thread.
 """
 from __future__ import annotations
 
@@ -299,6 +300,11 @@ class OpenCLBackend(BackendDevice):
     #: what one core does while a host wait wakes PoCL's workers (measured on PoCL, 2-core VM);
     #: GPU_DRIVER_INLINE_WORK overrides :attr:`inline_work_limit` (0: never inline)
     INLINE_WORK = 8_000_000
+    #: and this much more per kernel launch of the model: on the threaded device each launch waits for
+    #: the workers to hand the previous kernel on (~12 µs per launch on the 2-core VM), which the
+    #: second core does not repay for small kernels (a 65-kernel model of 12 M units: 1.15 ms threaded,
+    #: 0.72 ms inline; 129 kernels of 74 M units: 5.5 ms threaded, 8 ms inline)
+    INLINE_WORK_PER_KERNEL = 400_000
 
     def __init__(self, cl_device, inline_device=None, parent: "OpenCLBackend | None" = None):
         cl = _cl()
@@ -332,8 +338,19 @@ class OpenCLBackend(BackendDevice):
         cores = max(2, int(self.session.cl_device.max_compute_units or 2))
         return self.INLINE_WORK * cores // (cores - 1) // 2
 
-    def lane_for(self, work: int) -> str:
-        return "inline" if work <= self.inline_work_limit else ""
+    @property
+    def inline_work_per_kernel(self) -> int:
+        """The inline allowance per kernel launch (0 without an inline lane, or when
+        GPU_DRIVER_INLINE_WORK sets the whole limit)."""
+        if self.inline is None or os.environ.get("GPU_DRIVER_INLINE_WORK") is not None:
+            return 0
+        return self.INLINE_WORK_PER_KERNEL
+
+    def lane_for(self, work: int, kernels: int = 0) -> str:
+        limit = self.inline_work_limit
+        if not limit:
+            return ""
+        return "inline" if work <= limit + max(0, kernels) * self.inline_work_per_kernel else ""
 
     @property
     def device_name(self) -> str:
@@ -361,6 +378,7 @@ class OpenCLBackend(BackendDevice):
     def runtime_version(self) -> str:
         d = self.session.cl_device
         lane = (f"; inline lane {self.inline.device_name} up to {self.inline_work_limit}"
+                f" + {self.inline_work_per_kernel} per kernel"
                 if self.inline is not None else "")  # in cache keys: the lane choice follows the limit
         return (f"{d.platform.name.strip()} {d.platform.version.strip()}; device {d.version.strip()}; "
                 f"driver {d.driver_version.strip()}; pyopencl {self.session.cl.VERSION_TEXT}{lane}")

@@ -187,7 +187,7 @@ def compile_model(model: Model, backend, input_shapes: Sequence[tuple[int, ...]]
     estimated work (compiler.cost)."""
     graph = prepare_graph(model, input_shapes, check_support=check_support, input_values=input_values)
     if lane is None:
-        lane = backend.lane_for(estimated_work(graph))
+        lane = backend.lane_for(estimated_work(graph), len(graph.nodes))
     with tuning(backend):  # lowerings may time candidate tiles on the device (compiler/autotune.py)
         lowered = lower(graph)
     plan, constants = build_plan(graph, lowered, backend.tuning, max(256, backend.allocator.alignment))

@@ -147,3 +147,21 @@ def test_the_inline_device_is_a_lane_not_a_device(pocl):
     names = [d.backend.device_name for d in gd.get_devices() if hasattr(d, "backend")]
     assert pocl.backend.inline.device_name not in names
     assert pocl.backend.inline.runs_in_caller and not pocl.backend.runs_in_caller
+
+
+def test_each_kernel_launch_adds_to_the_inline_allowance(pocl, monkeypatch):
+    """Without GPU_DRIVER_INLINE_WORK the allowance grows with the model's kernel count (on the
+    threaded device every launch waits for the workers); with it, the variable is the whole limit."""
+    monkeypatch.delenv("GPU_DRIVER_INLINE_WORK", raising=False)
+    backend = pocl.backend
+    limit, per_kernel = backend.inline_work_limit, backend.inline_work_per_kernel
+    assert limit > 0 and per_kernel == backend.INLINE_WORK_PER_KERNEL > 0
+    assert backend.lane_for(limit) == "inline" and backend.lane_for(limit + 1) == ""
+    assert backend.lane_for(limit + 10 * per_kernel, kernels=10) == "inline"
+    assert backend.lane_for(limit + 10 * per_kernel + 1, kernels=10) == ""
+    assert f"+ {per_kernel} per kernel" in backend.runtime_version
+    monkeypatch.setenv("GPU_DRIVER_INLINE_WORK", "1000")
+    assert backend.inline_work_per_kernel == 0
+    assert backend.lane_for(1000, kernels=50) == "inline" and backend.lane_for(1001, kernels=50) == ""
+    monkeypatch.setenv("GPU_DRIVER_INLINE_WORK", "0")
+    assert backend.lane_for(0, kernels=50) == ""
