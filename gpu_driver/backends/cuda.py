@@ -137,10 +137,10 @@ def default_block(global_size: Sequence[int]) -> tuple[int, ...]:
 
 class LaunchGraphs:
     """CUDA graphs of launch lists: a list enqueued ``record_after`` times with the same argument tuples
-    is captured from the stream once, then replayed.  The key is the ids of the launches' argument
-    tuples; each tuple belongs to one launch (interned per launch), so the key names the launches and
-    their arguments.  An entry keeps its launches and tuples alive (the ids cannot be reused while it is
-    cached; at most ``capacity`` entries keep memory of released models alive)."""
+    is captured from the stream once, then replayed.  The key is the ids of the launches and of their
+    argument tuples (interned per launch, so a launch bound back to earlier arguments repeats its key).
+    An entry keeps its launches and tuples alive (the ids cannot be reused while it is cached; at most
+    ``capacity`` entries keep memory of released models alive)."""
 
     def __init__(self, record_after: int = 2, capacity: int = 16):
         self.record_after, self.capacity = record_after, capacity
@@ -151,7 +151,7 @@ class LaunchGraphs:
 
     @staticmethod
     def key(launches: Sequence[CudaLaunch]) -> tuple:
-        return tuple([id(launch.args) for launch in launches])
+        return tuple([i for launch in launches for i in (id(launch), id(launch.args))])
 
     def lookup(self, key: tuple, launches: Sequence[CudaLaunch]) -> tuple[object | None, bool]:
         """(the graph of ``key`` or None, whether to record it now)."""
