@@ -25,9 +25,9 @@ bias, float32 or quant8 (asymm or signed, per-tensor or per-channel filter).  A 
 stride 1 and no padding is a GEMM over the N·H·W pixels (gpu_driver.ops.gemm, its tile tuned per
 shape at preparation).  They repack the
 filter at preparation (conv: [COB][KH][KW][CI][CB], blocks of CB output channels, zero-padded, so a
-work item's weights are one unit-stride stream; depthwise: [KH][KW][CO]; float32 depthwise with
+work item's weights are one unit-stride stream; depthwise: [KH][KW][CO]; depthwise with
 multiplier 1 and channels a multiple of 4 takes conv_depthwise_vector.cl, 16, 8 or 4 channels per
-work item as one FLOATV), fold the filter zero
+work item as one FLOATV, quant8 through its centred input and conv_requantize.cl), fold the filter zero
 point into int32 weights, and bake every size/stride/pad and the activation bounds in as literals.
 Every other variant (NCHW, float16, filter or bias given as model inputs) and GROUPED_CONV_2D /
 TRANSPOSE_CONV_2D take ``conv_general.cl``: one work item per output element, either layout, filter
@@ -488,16 +488,20 @@ def lower_depthwise_conv_2d(ctx: LoweringContext) -> None:
     d = _common_defines(ctx, p)
     d.update({"PX": px, "PBLOCKS": pblocks, "EXACT": int(p.out_w % px == 0),
               "RW": (px - 1) * p.stride_w + (p.kernel_w - 1) * p.dilation_w + 1})
-    # float32, multiplier 1: VW channels per work item as one FLOATV (DEPTHWISE_VECTOR_WIDTH, or 8 or 4
-    # lanes for the other channel counts: 3-7x over conv_depthwise.cl's channel per work item on PoCL)
+    # multiplier 1: VW channels per work item as one FLOATV (DEPTHWISE_VECTOR_WIDTH, or 8 or 4 lanes for
+    # the other channel counts: 3-7x over conv_depthwise.cl's channel per work item on PoCL); quant8 too
+    # when its sums are exact in float (the input centred once, the int32 sums requantized after)
     vw = next((v for v in (DEPTHWISE_VECTOR_WIDTH, 8, 4) if p.out_c % v == 0), 0)
-    if p.quant is None and p.depth_multiplier == 1 and vw:
+    io_type = ctype(ctx.inputs[0])
+    mac = mac_type(p.quant, io_type, p.kernel_h * p.kernel_w, w)
+    if p.depth_multiplier == 1 and vw and mac == "float":
         d.update({"VW": vw, "CB": p.out_c // vw})
-        inputs = [ctx.input(0), ctx.constant(np.ascontiguousarray(w, dtype=np.float32)), ctx.constant(_bias(ctx))]
-        ctx.emit("conv_depthwise_vector.cl", d, inputs, [ctx.output(0)], (d["CB"], pblocks, d["ROWS"]),
-                 Work.REGISTER_TILES)
+        x, _, _ = centred_input(ctx, ctx.input(0), p.batch * p.in_h * p.in_w * p.in_c, io_type, p.quant, mac)
+        inputs = [x, ctx.constant(np.ascontiguousarray(w, dtype=np.float32)), ctx.constant(_bias(ctx))]
+        emit_with_requantization(ctx, "conv_depthwise_vector.cl", d, inputs, (d["CB"], pblocks, d["ROWS"]),
+                                 Work.REGISTER_TILES, p.quant, p.batch * p.out_h * p.out_w, p.out_c,
+                                 act_defines(p, ctx.outputs[0]), io_type)
         return
-    mac = mac_type(p.quant, ctype(ctx.inputs[0]), p.kernel_h * p.kernel_w, w)
     w = w.astype(np.float32) if mac == "float" else w
     d.update({"MAC_T": mac, "M": p.depth_multiplier})
     inputs = [ctx.input(0), ctx.constant(np.ascontiguousarray(w)), ctx.constant(_bias(ctx))]

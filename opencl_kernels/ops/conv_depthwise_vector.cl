@@ -1,12 +1,16 @@
-/* Depthwise convolution, float32 NHWC, depth multiplier 1, CO a multiple of VW: work item = (channel
+/* Depthwise convolution, NHWC, depth multiplier 1, CO a multiple of VW: work item = (channel
  * block cb of VW consecutive channels, pixel block of PX along x, n*OH + oy).  Inputs, weights and
  * accumulators are VW-lane FLOATV (explicit vectors: PoCL emits full-width AVX-512 code for them, its
  * work-item vectoriser only 256-bit).  The products are written lane by lane: the CUDA prelude's
  * FLOATV has no vector x vector product (on PoCL as fast as it within the measurement noise).  Per
  * filter row the RW input columns under the tile are loaded (and masked) once and shared by the KW
- * taps.  w: [KH][KW][CO] float; bias [CO] float. */
+ * taps.  w: [KH][KW][CO] float; bias [CO] ACC_T.
+ * float32: OUT_T = float, bias float, the activation applied here.  QUANT (quant8): ``in`` is the input
+ * centred on its zero point as floats (conv_centre.cl), w the weights minus the filter zero point; the
+ * sums are integers below 2^24 (exact in float, see gemm.float_chunk); out (OUT_T = int) receives them
+ * with the int32 bias, and conv_requantize.cl requantizes them. */
 KERNEL void ${KERNEL_NAME}(GLOBAL const float* RESTRICT in, GLOBAL const float* RESTRICT w,
-                           GLOBAL const float* RESTRICT bias, GLOBAL float* RESTRICT out) {
+                           GLOBAL const ${ACC_T}* RESTRICT bias, GLOBAL ${OUT_T}* RESTRICT out) {
     const int cb = GLOBAL_ID(0);
     const int pb = GLOBAL_ID(1);
     const int row = GLOBAL_ID(2);
@@ -40,7 +44,9 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const float* RESTRICT in, GLOBAL const float* 
             }
         }
     }
+#if !${QUANT}
     const FLOATV(${VW}) b = FLOATV_LOAD(${VW}, bias, cb);
+#endif
     const int o0 = (row * ${OW} + ox0) * ${CO} + cb * ${VW};   /* first lane of the first pixel */
 #pragma unroll
     for (int p = 0; p < ${PX}; ++p) {
@@ -48,6 +54,11 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const float* RESTRICT in, GLOBAL const float* 
         if (ox0 + p < ${OW})                     /* partial last pixel block */
 #endif
         {
+#if ${QUANT}
+#pragma unroll
+            for (int j = 0; j < ${VW}; ++j)              /* conv_requantize.cl finishes */
+                out[o0 + p * ${CO} + j] = (int)acc[p][j] + bias[cb * ${VW} + j];
+#else
             const FLOATV(${VW}) s = acc[p] + b;
 #pragma unroll
             for (int j = 0; j < ${VW}; ++j) {
@@ -58,6 +69,7 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const float* RESTRICT in, GLOBAL const float* 
 #endif
                 out[o0 + p * ${CO} + j] = v;
             }
+#endif
         }
     }
 }

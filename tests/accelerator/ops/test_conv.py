@@ -259,3 +259,23 @@ def test_transpose_conv_float_range(accelerator):
     act, exp = check_op(accelerator, OP.TRANSPOSE_CONV_2D, args, [Out(F32)], data=[x])
     fmax = np.finfo(np.float32).max
     assert act[0].ravel()[0] == fmax and act[0].ravel()[1] == -fmax and np.isnan(act[0].ravel()[2])
+
+
+# quant8 depthwise, multiplier 1, channels a multiple of 4: the vector kernel over the input centred on
+# its zero point (sums exact in float), then conv_requantize.cl; every 8-bit kind, padding read as the
+# zero point, stride 2 with uneven padding, dilation
+QUANT_VECTOR_DEPTHWISE_CASES = [
+    # (n, h, w, c, kh, kw, stride (w, h), padding: 4-tuple or code, act, dilation (w, h))
+    (1, 9, 11, 32, 3, 3, (1, 1), 1, 0, (1, 1)),
+    (2, 12, 13, 48, 3, 3, (2, 2), (1, 1, 0, 1), 3, (1, 1)),
+    (1, 10, 10, 8, 3, 3, (1, 1), (2, 2, 2, 2), 1, (2, 2)),
+]
+
+
+@pytest.mark.parametrize("kind", ["quant8", "quant8_signed", "perchannel", "perchannel_signed"])
+@pytest.mark.parametrize("case", QUANT_VECTOR_DEPTHWISE_CASES)
+def test_quantized_depthwise_vector_kernel(accelerator, kind, case):
+    n, h, w, c, kh, kw, (sw, sh), padding, act, (dw, dh) = case
+    pad = list(padding) if isinstance(padding, tuple) else [padding]
+    _check_general(accelerator, OP.DEPTHWISE_CONV_2D, kind, (n, h, w, c), (1, kh, kw, c),
+                   [*pad, sw, sh, 1, act, False, dw, dh], np.random.default_rng(26), what=str(case), channel_dim=3)
