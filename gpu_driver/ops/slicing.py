@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..compiler.lowering_helpers import known, numel, params_ok, row_strides, scalars_constant, Work
+from ..compiler.lowering_helpers import ceil_div, known, numel, params_ok, row_strides, scalars_constant, Work
 from ..hal.types import OperandType, OperationType
 from .definition import OpParams, TensorInfo, require, require_nonempty
 from .registry import operation
@@ -148,7 +148,7 @@ def gather_launch(out_dims) -> tuple[dict, int]:
     """``slicing.cl``'s BLOCK, BLOCKS and ITEMS for the merged output dims, and the work items."""
     n = int(out_dims[-1])
     block = min(n, GATHER_BLOCK)
-    blocks = -(-n // block)
+    blocks = ceil_div(n, block)
     items = numel(out_dims[:-1]) * blocks
     return {"BLOCK": block, "BLOCKS": blocks, "ITEMS": items}, items
 
