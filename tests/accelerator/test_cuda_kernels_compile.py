@@ -1,7 +1,8 @@
 """Every kernel template compiles through NVRTC with the CUDA prelude: a hand-picked set of HAL 1.0
 specialisations (float32 and quant8 of every op, every LSTM option group, every conv path,
-LSH_PROJECTION's FarmHash kernel) for sm_80 and sm_90, and the kernels every supported AOSP
-conformance case lowers to (every template on disk is among them).  Needs only NVRTC, no GPU."""
+LSH_PROJECTION's FarmHash kernel) for sm_80 and sm_90, and the kernels the supported AOSP
+conformance cases lower to (every template on disk is among them): a sample of the cases by default,
+every case in the slow tier.  Needs only NVRTC, no GPU."""
 import itertools
 from pathlib import Path
 
@@ -135,17 +136,29 @@ def _data_dependent_kernels(model):
             yield KernelInstance(launch.template, dict(launch.defines), [], [], launch.global_size)
 
 
-def _conformance_kernels():
-    """Distinct kernel instances of the conformance cases the accelerator supports, lowered as an
-    execution with the case's inputs would be (value inputs specialised), at most PER_TEMPLATE per
-    template."""
+def _sampled(cases: list[dict], every: int) -> list[dict]:
+    """Every ``every``-th case, and the first case of each spec file (so that every operation and
+    variant the specs test is among them)."""
+    seen: set[str] = set()
+    chosen = []
+    for i, case in enumerate(cases):
+        if i % every == 0 or case["spec"] not in seen:
+            chosen.append(case)
+        seen.add(case["spec"])
+    return chosen
+
+
+def _conformance_kernels(every: int = 1):
+    """Distinct kernel instances of the conformance cases the accelerator supports (of every
+    ``every``-th case and each spec's first, see :func:`_sampled`), lowered as an execution with the
+    case's inputs would be (value inputs specialised), at most PER_TEMPLATE per template."""
     from gpu_driver.compiler.support import supported_nodes, value_input_positions
     from gpu_driver.errors import DriverError
     from tests.conformance.aosp_cases import build_model, inputs_of, load, versions
 
     by_template: dict[str, dict] = {}
     for version in versions():
-        for case in load(version):
+        for case in _sampled(load(version), every):
             try:
                 model = build_model(case)
                 for k in _data_dependent_kernels(model):
@@ -172,9 +185,16 @@ def _conformance_kernels():
     return chosen
 
 
-def test_conformance_kernels_compile_with_nvrtc(monkeypatch):
+#: the default selection lowers every SAMPLE_EVERY-th case and each spec's first (lowering every case
+#: is most of the slow test's time: a few large cases)
+SAMPLE_EVERY = 8
+
+
+@pytest.mark.parametrize("every", [SAMPLE_EVERY, pytest.param(1, marks=pytest.mark.slow)],
+                         ids=["sample", "every_case"])
+def test_conformance_kernels_compile_with_nvrtc(every, monkeypatch):
     monkeypatch.setenv("GPU_DRIVER_EXPERIMENTAL", "1")  # the experimental cases (DENSIFY) too
-    kernels = _conformance_kernels()
+    kernels = _conformance_kernels(every)
     templates = {k.template for k in kernels} | _sources()[1]
     on_disk = {p.name for p in (ROOT / "opencl_kernels" / "ops").glob("*.cl")}
     assert on_disk <= templates, f"templates no supported case or model emits: {sorted(on_disk - templates)}"
