@@ -11,6 +11,7 @@ GENERAL_FAILURE with the message of the code a kernel stored.
 """
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,10 +39,15 @@ class Executable:
     status_buffer: DeviceBuffer | None = None
     launch_args: list[list[DeviceBuffer]] = field(default_factory=list)   # per launch, its bound buffers
 
-    #: model buffer id -> (model buffer, the buffer its launch arguments are bound to now, its uses_of)
-    bound_in_place: dict[int, tuple[DeviceBuffer, DeviceBuffer, list]] = field(default_factory=dict)
+    #: the launch lists of recent in-place bindings: the ids of the (model buffer, bound buffer) pairs ->
+    #: (launches, the bound buffers); the list of no binding is the instantiated one
+    bindings: OrderedDict = field(default_factory=OrderedDict)
     _uses: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
     _in_place: dict[int, bool] = field(default_factory=dict)   # buffer id -> in_place_ok
+
+    #: launch lists kept per binding (least recently used dropped first; each keeps its bound buffers
+    #: alive): a state that ping-pongs between two memory-domain buffers alternates between two
+    MAX_BINDINGS = 4
 
     def uses_of(self, buffer: DeviceBuffer) -> list[tuple[int, int]]:
         """(launch, argument position) of every launch argument of the plan bound to ``buffer``."""
@@ -62,36 +68,32 @@ class Executable:
         return ok
 
     def bind_in_place(self, pairs: list[tuple[DeviceBuffer, DeviceBuffer]]) -> None:
-        """Before enqueueing: the launch arguments of each model buffer ``old`` bound to ``new`` (a
-        memory-domain buffer used in place: no copy), every other model buffer to itself.  Bindings
-        persist between executions, so only what changes is set (work already enqueued keeps its
-        arguments).  Callers hold the specialisation's lock."""
-        bound = self.bound_in_place
-        if len(pairs) == len(bound):  # the usual case: the same model buffers as last time
-            rebind = self.launcher.rebind
-            for old, new in pairs:
-                now = bound.get(id(old))
-                if now is None:
-                    break
-                if now[1] is not new:
-                    for li, ai in now[2]:
-                        rebind(self.launches[li], ai, new)
-                    bound[id(old)] = (old, new, now[2])
-            else:
-                return
-        wanted = {id(old): (old, new) for old, new in pairs}
-        for key, (old, _now, _uses) in list(bound.items()):
-            if key not in wanted:
-                self._bind(old, old)
-                del bound[key]
-        for key, (old, new) in wanted.items():
-            if bound.get(key, (old, old))[1] is not new:
-                self._bind(old, new)
-                bound[key] = (old, new, self.uses_of(old))
+        """Before enqueueing: :attr:`launches` becomes the launch list with each model buffer ``old``
+        replaced by ``new`` (a memory-domain buffer used in place: no copy), every other model buffer
+        bound to itself.  Each binding's list is made once and kept (:attr:`MAX_BINDINGS`), so
+        alternating between bindings sets no kernel argument; work already enqueued keeps its list.
+        Callers hold the specialisation's lock."""
+        key = tuple([id(b) for pair in pairs for b in pair])
+        bindings = self.bindings
+        entry = bindings.get(key)
+        if entry is None:
+            entry = bindings[key] = (self._bound_launches(pairs), pairs)
+            if len(bindings) > self.MAX_BINDINGS + 1:  # never the instantiated list
+                del bindings[next(k for k in bindings if k)]
+        else:
+            bindings.move_to_end(key)
+        self.launches = entry[0]
 
-    def _bind(self, old: DeviceBuffer, new: DeviceBuffer) -> None:
-        for li, ai in self.uses_of(old):
-            self.launcher.rebind(self.launches[li], ai, new)
+    def _bound_launches(self, pairs: list[tuple[DeviceBuffer, DeviceBuffer]]) -> list:
+        base = self.bindings[()][0]
+        replaced = {id(old): new for old, new in pairs}
+        launches = list(base)
+        for li, args in enumerate(self.launch_args):
+            if any(id(a) in replaced for a in args):
+                k = self.plan.kernels[li]
+                launches[li] = self.launcher.make_launch(self.program, k.name, [replaced.get(id(a), a) for a in args],
+                                                         k.global_size, k.local_size)
+        return launches
 
     def enqueue(self, timed: bool = False) -> Any:
         """Enqueue every launch without waiting; timing marks for the launcher's ``elapsed_ns``."""
@@ -153,4 +155,5 @@ def instantiate(backend, compiled: CompiledModel) -> Executable:
         exe.launch_args = [[exe.views[a] for a in k.args] for k in plan.kernels]
         exe.launches = [backend.launcher.make_launch(exe.program, k.name, args, k.global_size, k.local_size)
                         for k, args in zip(plan.kernels, exe.launch_args)]
+    exe.bindings[()] = (exe.launches, ())
     return exe

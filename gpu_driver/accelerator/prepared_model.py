@@ -292,7 +292,7 @@ class AcceleratorPreparedModel(PreparedModel):
             pool = pools[at]
             host = isinstance(pool, Memory) and not isinstance(pool, HardwareBuffer)
             if in_place and isinstance(pool, DriverBuffer) and exe.in_place_ok(buffer):
-                plan.outputs_in_place.append((at, buffer, shape))
+                plan.outputs_in_place.append((at, buffer, tuple(map(int, shape))))
             elif in_place and uses[at] == 1 and self._bindable(pool, arg, nbytes) and exe.in_place_ok(buffer):
                 plan.resident_in_place.append((at, buffer))
             elif host and nbytes and not pool.view().readonly:
@@ -331,7 +331,8 @@ class AcceleratorPreparedModel(PreparedModel):
         for at, buffer, shape in plan.outputs_in_place:
             rebinds.append((buffer, pools[at].device_output(shape)))
             after.append(functools.partial(pools[at].commit_output, shape))
-        rebinds.extend((buffer, pools[at].device_buffer) for at, buffer in plan.resident_in_place)
+        if plan.resident_in_place:
+            rebinds.extend((buffer, pools[at].device_buffer) for at, buffer in plan.resident_in_place)
         plan.exe.bind_in_place(rebinds)
         upload = self.allocator.upload
         for buffer, data in self._host_views(request, plan)[0]:

@@ -103,6 +103,17 @@ class _RWLock:
 
 
 # ---- the IBuffer -----------------------------------------------------------------------------------------
+def _dims_key(dims: Sequence[int]) -> tuple[int, ...]:
+    """``dims`` as a tuple of ints (a tuple of ints, as an execution plan keeps them, as it is)."""
+    if type(dims) is tuple:
+        for d in dims:
+            if type(d) is not int:
+                break
+        else:
+            return dims
+    return tuple(map(int, dims))
+
+
 def _encode(arr: np.ndarray, operand_type: OperandType) -> np.ndarray:
     """Operand values → their little-endian bytes (uint8 array)."""
     info = OPERAND_TYPE_INFO[operand_type]
@@ -138,7 +149,6 @@ class DriverBuffer:
         self._dims: tuple[int, ...] = tuple(spec.dims)
         self._initialized = False
         self._rw = _RWLock()
-        self._state = threading.Lock()  # guards _initialized / _dims flips outside the rw lock
         self._is_tensor = spec.is_tensor
         self.allocator = device.allocator
         self._storage = None  # the allocator's buffer holding the value's bytes
@@ -314,14 +324,14 @@ class DriverBuffer:
             if not self._initialized:
                 raise failure("driver buffer read while uninitialized")
             dims = self._dims
-            return self._view(dims), dims
+            return self._views.get(dims) or self._view(dims), dims
         finally:
             mutex.release()
 
     def device_output(self, dims: Sequence[int]):
         """An allocator buffer able to hold a value of shape ``dims`` (the kernels write it in place);
         call :meth:`commit_output` once the execution has succeeded."""
-        dims = tuple(map(int, dims)) if self._is_tensor else ()
+        dims = _dims_key(dims) if self._is_tensor else ()
         view = self._views.get(dims)  # a shape seen before passed the checks
         if view is None:
             self._check_output_dims(dims)
@@ -336,15 +346,14 @@ class DriverBuffer:
 
     def commit_output(self, dims: Sequence[int]) -> None:
         """The execution that wrote this buffer as an output succeeded with shape ``dims``."""
-        dims = tuple(map(int, dims)) if self._is_tensor else ()
+        dims = _dims_key(dims) if self._is_tensor else ()
         mutex = self._rw.quick(True)
         self._dims = dims
         self._initialized = True
         mutex.release()
 
     def set_uninitialized(self) -> None:
-        with self._state:
-            self._initialized = False
+        self._initialized = False  # one store: atomic, ordered with nothing else
 
     def __repr__(self) -> str:
         state = "initialized" if self._initialized else "uninitialized"

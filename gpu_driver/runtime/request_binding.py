@@ -235,7 +235,7 @@ class BindingCache:
             entry.generation = generation
         for position, dims in entry.input_dims:
             buf = pools[position]
-            if not buf.initialized or tuple(buf.dimensions) != dims:
+            if not buf.initialized or buf.dimensions != dims:  # dimensions: a tuple
                 return None
         return BoundRequest(entry.inputs, entry.outputs, pools, entry.shapes,
                             [pools[i] for i in entry.output_pools], shared_plans=entry.shared_plans)

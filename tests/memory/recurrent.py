@@ -52,6 +52,7 @@ class ResidentRecurrence:
         shape = list(h0.shape)
         self.buffers = [device.allocate(BufferDesc(shape), [prepared], [BufferRole(0, 1)], [BufferRole(0, 0)])[0]
                         for _ in range(2)]
+        self.tokens = [b.token for b in self.buffers]
         self.buffers[0].copy_from(gd.SharedMemory.from_bytes(np.ascontiguousarray(h0, np.float32)), shape)
         self.x_pool = x_pool
         self.x_bytes = int(np.prod(prepared.model.main.operands[prepared.model.main.input_indexes[0]].dimensions)) * 4
@@ -62,9 +63,9 @@ class ResidentRecurrence:
         return self.buffers[self.n % 2]
 
     def step(self):
-        src, dst = self.buffers[self.n % 2], self.buffers[(self.n + 1) % 2]
+        src, dst = self.tokens[self.n % 2], self.tokens[(self.n + 1) % 2]
         req = Request([RequestArgument(DataLocation(0, 0, self.x_bytes)), RequestArgument(DataLocation(1, 0, 0))],
-                      [RequestArgument(DataLocation(2, 0, 0))], [self.x_pool, src.token, dst.token])
+                      [RequestArgument(DataLocation(2, 0, 0))], [self.x_pool, src, dst])
         shapes, _ = self.prepared.execute_synchronously(req)
         self.n += 1
         return shapes
