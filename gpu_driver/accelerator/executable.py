@@ -39,15 +39,19 @@ class Executable:
     status_buffer: DeviceBuffer | None = None
     launch_args: list[list[DeviceBuffer]] = field(default_factory=list)   # per launch, its bound buffers
 
-    #: the launch lists of recent in-place bindings: the ids of the (model buffer, bound buffer) pairs ->
-    #: (launches, the bound buffers); the list of no binding is the instantiated one
-    bindings: OrderedDict = field(default_factory=OrderedDict)
+    #: the instantiated launch list; its arguments are rebound in place for a binding seen once
+    base_launches: list = field(default_factory=list)
+    #: model buffer id -> (model buffer, the buffer the base list's arguments are bound to now, its uses_of)
+    bound_in_place: dict[int, tuple[DeviceBuffer, DeviceBuffer, list]] = field(default_factory=dict)
+    #: launch lists of bindings that alternate: the ids of the (model buffer, bound buffer) pairs ->
+    #: (launches, the pairs, kept alive so that the ids stay theirs)
+    alternates: OrderedDict = field(default_factory=OrderedDict)
+    _recent: tuple = ((), ())   # the keys of the two bindings before this one
     _uses: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
     _in_place: dict[int, bool] = field(default_factory=dict)   # buffer id -> in_place_ok
 
-    #: launch lists kept per binding (least recently used dropped first; each keeps its bound buffers
-    #: alive): a state that ping-pongs between two memory-domain buffers alternates between two
-    MAX_BINDINGS = 4
+    #: alternating bindings kept with a launch list of their own (least recently used dropped first)
+    MAX_ALTERNATES = 4
 
     def uses_of(self, buffer: DeviceBuffer) -> list[tuple[int, int]]:
         """(launch, argument position) of every launch argument of the plan bound to ``buffer``."""
@@ -68,26 +72,57 @@ class Executable:
         return ok
 
     def bind_in_place(self, pairs: list[tuple[DeviceBuffer, DeviceBuffer]]) -> None:
-        """Before enqueueing: :attr:`launches` becomes the launch list with each model buffer ``old``
-        replaced by ``new`` (a memory-domain buffer used in place: no copy), every other model buffer
-        bound to itself.  Each binding's list is made once and kept (:attr:`MAX_BINDINGS`), so
-        alternating between bindings sets no kernel argument; work already enqueued keeps its list.
-        Callers hold the specialisation's lock."""
+        """Before enqueueing: :attr:`launches` becomes a launch list with each model buffer ``old``
+        bound to ``new`` (a memory-domain buffer used in place: no copy), every other model buffer to
+        itself.  A binding that alternates with another (a state ping-ponging between two buffers: the
+        binding of two executions ago again) gets a launch list of its own, made once, so switching
+        sets no kernel argument; any other binding rebinds the arguments of the instantiated list that
+        changed (work already enqueued keeps its arguments).  Callers hold the specialisation's lock."""
         key = tuple([id(b) for pair in pairs for b in pair])
-        bindings = self.bindings
-        entry = bindings.get(key)
-        if entry is None:
-            entry = bindings[key] = (self._bound_launches(pairs), pairs)
-            if len(bindings) > self.MAX_BINDINGS + 1:  # never the instantiated list
-                del bindings[next(k for k in bindings if k)]
-        else:
-            bindings.move_to_end(key)
-        self.launches = entry[0]
+        alternates = self.alternates
+        entry = alternates.get(key)
+        if entry is not None:
+            alternates.move_to_end(key)
+        elif key and key == self._recent[0]:
+            entry = alternates[key] = (self._bound_launches(pairs), pairs)
+            if len(alternates) > self.MAX_ALTERNATES:
+                alternates.popitem(last=False)
+        self._recent = (self._recent[1], key)
+        if entry is not None:
+            self.launches = entry[0]
+            return
+        self.launches = self.base_launches
+        bound = self.bound_in_place
+        if len(pairs) == len(bound):  # the usual case: the same model buffers as last time
+            rebind = self.launcher.rebind
+            for old, new in pairs:
+                now = bound.get(id(old))
+                if now is None:
+                    break
+                if now[1] is not new:
+                    for li, ai in now[2]:
+                        rebind(self.base_launches[li], ai, new)
+                    bound[id(old)] = (old, new, now[2])
+            else:
+                return
+        wanted = {id(old): (old, new) for old, new in pairs}
+        for key, (old, _now, _uses) in list(bound.items()):
+            if key not in wanted:
+                self._bind(old, old)
+                del bound[key]
+        for key, (old, new) in wanted.items():
+            if bound.get(key, (old, old))[1] is not new:
+                self._bind(old, new)
+                bound[key] = (old, new, self.uses_of(old))
+
+    def _bind(self, old: DeviceBuffer, new: DeviceBuffer) -> None:
+        for li, ai in self.uses_of(old):
+            self.launcher.rebind(self.base_launches[li], ai, new)
 
     def _bound_launches(self, pairs: list[tuple[DeviceBuffer, DeviceBuffer]]) -> list:
-        base = self.bindings[()][0]
+        """A new launch list with the model buffers of ``pairs`` replaced (launches using none shared)."""
         replaced = {id(old): new for old, new in pairs}
-        launches = list(base)
+        launches = list(self.base_launches)
         for li, args in enumerate(self.launch_args):
             if any(id(a) in replaced for a in args):
                 k = self.plan.kernels[li]
@@ -155,5 +190,5 @@ def instantiate(backend, compiled: CompiledModel) -> Executable:
         exe.launch_args = [[exe.views[a] for a in k.args] for k in plan.kernels]
         exe.launches = [backend.launcher.make_launch(exe.program, k.name, args, k.global_size, k.local_size)
                         for k, args in zip(plan.kernels, exe.launch_args)]
-    exe.bindings[()] = (exe.launches, ())
+    exe.base_launches = exe.launches
     return exe

@@ -134,4 +134,19 @@ def test_ring_of_more_buffers_than_bindings_kept(device, prepared_add):
     exe = getattr(pm, "_specs", None)
     if exe is not None:  # an accelerator: a bounded number of launch lists
         (spec,) = exe.values()
-        assert len(spec.exe.bindings) <= spec.exe.MAX_BINDINGS + 1
+        assert len(spec.exe.alternates) <= spec.exe.MAX_ALTERNATES
+
+
+def test_ping_pong_then_other_buffers(device, prepared_add):
+    """State ping-ponging between two driver buffers (from the third step an accelerator switches
+    between launch lists kept per binding), then moved on to a third buffer and back: every step reads
+    and writes exactly its own buffers."""
+    pm = prepared_add(device)
+    a, b, c = (device.allocate(BufferDesc(list(SHAPE)), [pm], [BufferRole(0, 0)], [BufferRole(0, 0)])[0]
+               for _ in range(3))
+    a.copy_from(gd.SharedMemory.from_bytes(X), [])
+    y = gd.SharedMemory.from_bytes(Y)
+    route = [a, b] * 4 + [c, a, b, c, b, a, b, a]
+    for step, (src, dst) in enumerate(zip(route, route[1:])):
+        pm.execute_synchronously(Request([tok(0), mem(1)], [tok(2)], [src.token, y, dst.token]))
+        np.testing.assert_array_equal(_value(dst), X + 0.5 * (step + 1))
