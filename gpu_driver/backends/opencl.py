@@ -5,12 +5,6 @@ compile = ``cl.Program(ctx, source).build()`` + CL_PROGRAM_BINARIES; load = ``cl
 (``Kernel.set_arg`` at preparation) and an execution only calls ``enqueue_nd_range_kernel``.
 pyopencl is imported lazily: without it :func:`discover` finds no device.
 
-On PoCL the compiled artifact is the program's source instead (marked :data:`SOURCE_ARTIFACT`), built
-again at load: PoCL's own kernel cache, keyed by the source, holds the compiled form, so that build
-compiles nothing; and reading a PoCL program's binaries (which also compiles every kernel for the
-generic work-group size) leaks one reference per kernel in PoCL 3.0's process-wide cache of loaded
-kernel binaries, whose entries then can never be evicted (see README).
-
 PoCL's inline lane: PoCL offers two CPU devices, "pthread" (worker threads run the commands) and
 "basic" (the thread that enqueues a command runs it).  Waking the workers costs tens of µs per
 host wait on an idle machine, more than a small model's whole work, so the pthread device gets the
@@ -73,13 +67,10 @@ class OpenCLSession:
         self.parent = parent
         self.lock = threading.Lock()
         self.built: dict[bytes, object] = {}
-        self._seen: set[bytes] = set()  # digests of the source artifacts built in this process
         self.pending: list = []  # events of enqueued non-blocking copies, released by finish()
         self.last = None  # the event of the command enqueued last (what a spinning finish polls)
         #: the device computes on the host's own cores (PoCL's CPU device)
         self.host_cpu = bool(cl_device.type & cl.device_type.CPU)
-        #: compiled artifacts are sources (PoCL; see the module docstring)
-        self.source_artifacts = "Portable Computing Language" in cl_device.platform.name
         # the buffer-copy entry points cl.enqueue_copy dispatches to (half its cost per copy is that
         # dispatch on the argument types); the public function where a pyopencl lacks them
         raw = getattr(cl, "_cl", None)
@@ -87,20 +78,6 @@ class OpenCLSession:
         self.read_buffer = getattr(raw, "_enqueue_read_buffer", None) or self._read_buffer
         self._context = None
         self._queue = None
-
-    def keep_built(self, digest: bytes, program) -> None:
-        """Keep ``program`` (built from the artifact of sha256 ``digest``) for a later load or compile."""
-        with self.lock:
-            self.built[digest] = program
-            while len(self.built) > self.MAX_BUILT:
-                self.built.pop(next(iter(self.built)))
-
-    def first_sight(self, digest: bytes) -> bool:
-        """Whether the source artifact of sha256 ``digest`` is built for the first time in this process."""
-        with self.lock:
-            first = digest not in self._seen
-            self._seen.add(digest)
-        return first
 
     @property
     def context(self):
@@ -133,14 +110,8 @@ class OpenCLSession:
         return self.cl_device.name.strip()
 
 
-#: the start of a compiled artifact that is OpenCL C source (PoCL; see the module docstring)
-SOURCE_ARTIFACT = b"gpu_driver OpenCL C source\n"
-BUILD_OPTIONS = ["-cl-std=CL1.2"]
-
-
 class OpenCLCompiler(Compiler):
-    """OpenCL C 1.2 through the platform's compiler; the artifact is CL_PROGRAM_BINARIES, or on PoCL
-    the source (:data:`SOURCE_ARTIFACT`)."""
+    """OpenCL C 1.2 through the platform's compiler; the binary is CL_PROGRAM_BINARIES."""
 
     dialect = "opencl"
     prelude_file = ("opencl_kernels", "prelude.h")
@@ -150,27 +121,18 @@ class OpenCLCompiler(Compiler):
 
     def compile(self, source: str) -> bytes:
         s, cl = self.session, self.session.cl
-        artifact = SOURCE_ARTIFACT + source.encode() if s.source_artifacts else None
-        digest = hashlib.sha256(artifact).digest() if artifact else None
+        try:
+            # no warnings.catch_warnings() here: it is process-global and not thread-safe; the
+            # generated sources compile with an empty log (the tests turn CompilerWarning into errors)
+            prog = cl.Program(s.context, source).build(options=["-cl-std=CL1.2"], devices=[s.cl_device])
+        except cl.Error as exc:
+            raise failure(f"OpenCL compilation failed on {s.device_name}: {exc}") from None
+        binary = bytes(prog.get_info(cl.program_info.BINARIES)[0])  # the one device built for (pyopencl drops empty ones)
         with s.lock:
-            prog = s.built.get(digest) if artifact else None
-        if prog is None:
-            try:
-                # no warnings.catch_warnings() here: it is process-global and not thread-safe; the
-                # generated sources compile with an empty log (the tests turn CompilerWarning into errors)
-                prog = cl.Program(s.context, source).build(options=BUILD_OPTIONS, devices=[s.cl_device])
-            except cl.Error as exc:
-                raise failure(f"OpenCL compilation failed on {s.device_name}: {exc}") from None
-        if artifact is None:  # the one device built for (pyopencl drops empty ones)
-            artifact = bytes(prog.get_info(cl.program_info.BINARIES)[0])
-            digest = hashlib.sha256(artifact).digest()
-        elif s.first_sight(digest):
-            # asking PoCL for the binary sizes compiles every kernel's generic work-group function
-            # now, at preparation, into its disk cache (else each compiles at its first launch); once
-            # per program and process: asked again it would leak references (module docstring)
-            prog.get_info(cl.program_info.BINARY_SIZES)
-        s.keep_built(digest, prog)
-        return artifact
+            s.built[hashlib.sha256(binary).digest()] = prog
+            while len(s.built) > s.MAX_BUILT:
+                s.built.pop(next(iter(s.built)))
+        return binary
 
 
 class OpenCLAllocator(Allocator):
@@ -234,18 +196,12 @@ class OpenCLLauncher(Launcher):
 
     def load(self, binary: bytes, names: Sequence[str]) -> Program:
         s, cl = self.session, self.session.cl
-        digest = hashlib.sha256(binary).digest()
         with s.lock:
-            prog = s.built.get(digest)
+            prog = s.built.get(hashlib.sha256(binary).digest())
         try:
-            if prog is None and binary.startswith(SOURCE_ARTIFACT):
-                source = binary[len(SOURCE_ARTIFACT):].decode()
-                prog = cl.Program(s.context, source).build(options=BUILD_OPTIONS, devices=[s.cl_device])
-                s.first_sight(digest)  # its kernels may get loaded now: never ask for its binary sizes
-                s.keep_built(digest, prog)
-            elif prog is None:
+            if prog is None:
                 prog = cl.Program(s.context, [s.cl_device], [binary]).build()
-        except (cl.Error, UnicodeDecodeError) as exc:
+        except cl.Error as exc:
             raise failure(f"OpenCL binary load failed on {s.device_name}: {exc}") from None
         return Program(prog)
 
