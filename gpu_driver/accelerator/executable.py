@@ -125,10 +125,13 @@ class Executable:
         launches = list(self.base_launches)
         for li, args in enumerate(self.launch_args):
             if any(id(a) in replaced for a in args):
-                k = self.plan.kernels[li]
-                launches[li] = self.launcher.make_launch(self.program, k.name, [replaced.get(id(a), a) for a in args],
-                                                         k.global_size, k.local_size)
+                launches[li] = self.make_launch(li, [replaced.get(id(a), a) for a in args])
         return launches
+
+    def make_launch(self, index: int, args: list[DeviceBuffer]) -> Any:
+        """A launch of the plan's kernel ``index`` bound to ``args``."""
+        k = self.plan.kernels[index]
+        return self.launcher.make_launch(self.program, k.name, args, k.global_size, k.local_size)
 
     def enqueue(self, timed: bool = False) -> Any:
         """Enqueue every launch without waiting; timing marks for the launcher's ``elapsed_ns``."""
@@ -188,7 +191,6 @@ def instantiate(backend, compiled: CompiledModel) -> Executable:
     if plan.kernels:
         exe.program = backend.launcher.load(compiled.binary, plan.kernel_names)
         exe.launch_args = [[exe.views[a] for a in k.args] for k in plan.kernels]
-        exe.launches = [backend.launcher.make_launch(exe.program, k.name, args, k.global_size, k.local_size)
-                        for k, args in zip(plan.kernels, exe.launch_args)]
+        exe.launches = [exe.make_launch(li, args) for li, args in enumerate(exe.launch_args)]
     exe.base_launches = exe.launches
     return exe

@@ -292,7 +292,7 @@ class AcceleratorPreparedModel(PreparedModel):
             pool = pools[at]
             host = isinstance(pool, Memory) and not isinstance(pool, HardwareBuffer)
             if in_place and isinstance(pool, DriverBuffer) and exe.in_place_ok(buffer):
-                plan.outputs_in_place.append((at, buffer, tuple(map(int, shape))))
+                plan.outputs_in_place.append((at, buffer, shape))
             elif in_place and uses[at] == 1 and self._bindable(pool, arg, nbytes) and exe.in_place_ok(buffer):
                 plan.resident_in_place.append((at, buffer))
             elif host and nbytes and not pool.view().readonly:

@@ -103,17 +103,6 @@ class _RWLock:
 
 
 # ---- the IBuffer -----------------------------------------------------------------------------------------
-def _dims_key(dims: Sequence[int]) -> tuple[int, ...]:
-    """``dims`` as a tuple of ints (a tuple of ints, as an execution plan keeps them, as it is)."""
-    if type(dims) is tuple:
-        for d in dims:
-            if type(d) is not int:
-                break
-        else:
-            return dims
-    return tuple(map(int, dims))
-
-
 def _encode(arr: np.ndarray, operand_type: OperandType) -> np.ndarray:
     """Operand values → their little-endian bytes (uint8 array)."""
     info = OPERAND_TYPE_INFO[operand_type]
@@ -324,14 +313,14 @@ class DriverBuffer:
             if not self._initialized:
                 raise failure("driver buffer read while uninitialized")
             dims = self._dims
-            return self._views.get(dims) or self._view(dims), dims
+            return self._view(dims), dims
         finally:
             mutex.release()
 
     def device_output(self, dims: Sequence[int]):
         """An allocator buffer able to hold a value of shape ``dims`` (the kernels write it in place);
         call :meth:`commit_output` once the execution has succeeded."""
-        dims = _dims_key(dims) if self._is_tensor else ()
+        dims = tuple(map(int, dims)) if self._is_tensor else ()
         view = self._views.get(dims)  # a shape seen before passed the checks
         if view is None:
             self._check_output_dims(dims)
@@ -346,7 +335,7 @@ class DriverBuffer:
 
     def commit_output(self, dims: Sequence[int]) -> None:
         """The execution that wrote this buffer as an output succeeded with shape ``dims``."""
-        dims = _dims_key(dims) if self._is_tensor else ()
+        dims = tuple(map(int, dims)) if self._is_tensor else ()
         mutex = self._rw.quick(True)
         self._dims = dims
         self._initialized = True

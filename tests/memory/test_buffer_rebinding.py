@@ -118,8 +118,9 @@ def test_lock_excludes_conflicting_holders(held, wanted):
 
 def test_ring_of_more_buffers_than_bindings_kept(device, prepared_add):
     """State passed round a ring of six driver buffers (execution i reads buffer i % 6 and writes buffer
-    (i + 1) % 6): more in-place bindings than an accelerator keeps launch lists for, so lists are
-    dropped and made again; every step still reads and writes exactly its own buffers."""
+    (i + 1) % 6): no binding alternates with another, so an accelerator rebinds its one launch list
+    every step (and keeps no list of its own for any); every step reads and writes exactly its own
+    buffers."""
     pm = prepared_add(device)
     ring = [device.allocate(BufferDesc(list(SHAPE)), [pm], [BufferRole(0, 0)], [BufferRole(0, 0)])[0]
             for _ in range(6)]
@@ -131,9 +132,9 @@ def test_ring_of_more_buffers_than_bindings_kept(device, prepared_add):
         np.testing.assert_array_equal(_value(dst), X + 0.5 * (step + 1))
         if step >= 5:  # the value a lap ago, left as it was
             np.testing.assert_array_equal(_value(ring[(step + 2) % 6]), X + 0.5 * (step - 4))
-    exe = getattr(pm, "_specs", None)
-    if exe is not None:  # an accelerator: a bounded number of launch lists
-        (spec,) = exe.values()
+    specs = getattr(pm, "_specs", None)
+    if specs is not None:  # an accelerator: a bounded number of launch lists
+        (spec,) = specs.values()
         assert len(spec.exe.alternates) <= spec.exe.MAX_ALTERNATES
 
 
