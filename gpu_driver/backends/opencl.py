@@ -5,6 +5,12 @@ compile = ``cl.Program(ctx, source).build()`` + CL_PROGRAM_BINARIES; load = ``cl
 (``Kernel.set_arg`` at preparation) and an execution only calls ``enqueue_nd_range_kernel``.
 pyopencl is imported lazily: without it :func:`discover` finds no device.
 
+On PoCL the compiled artifact is the program's source instead (marked :data:`SOURCE_ARTIFACT`), built
+again at load: PoCL's own kernel cache, keyed by the source, holds the compiled form, so that build
+compiles nothing; and reading a PoCL program's binaries (which also compiles every kernel for the
+generic work-group size) leaks one reference per kernel in PoCL 3.0's process-wide cache of loaded
+kernel binaries, whose entries then can never be evicted (see README).
+
 PoCL's inline lane: PoCL offers two CPU devices, "pthread" (worker threads run the commands) and
 "basic" (the thread that enqueues a command runs it).  Waking the workers costs tens of µs per
 host wait on an idle machine, more than a small model's whole work, so the pthread device gets the
@@ -66,11 +72,18 @@ class OpenCLSession:
         self.companions = list(companions)
         self.parent = parent
         self.lock = threading.Lock()
+        #: held around every command enqueued on, and every wait for, this context's queues: PoCL 3.0's
+        #: "basic" device runs a command inside the call that enqueues it, and threads enqueuing on
+        #: one context at once deadlock in its event locks (seen with eight service clients)
+        self.queue_lock: threading.RLock = parent.queue_lock if parent else threading.RLock()
         self.built: dict[bytes, object] = {}
+        self._seen: set[bytes] = set()  # digests of the source artifacts built in this process
         self.pending: list = []  # events of enqueued non-blocking copies, released by finish()
         self.last = None  # the event of the command enqueued last (what a spinning finish polls)
         #: the device computes on the host's own cores (PoCL's CPU device)
         self.host_cpu = bool(cl_device.type & cl.device_type.CPU)
+        #: compiled artifacts are sources (PoCL; see the module docstring)
+        self.source_artifacts = "Portable Computing Language" in cl_device.platform.name
         # the buffer-copy entry points cl.enqueue_copy dispatches to (half its cost per copy is that
         # dispatch on the argument types); the public function where a pyopencl lacks them
         raw = getattr(cl, "_cl", None)
@@ -78,6 +91,20 @@ class OpenCLSession:
         self.read_buffer = getattr(raw, "_enqueue_read_buffer", None) or self._read_buffer
         self._context = None
         self._queue = None
+
+    def keep_built(self, digest: bytes, program) -> None:
+        """Keep ``program`` (built from the artifact of sha256 ``digest``) for a later load or compile."""
+        with self.lock:
+            self.built[digest] = program
+            while len(self.built) > self.MAX_BUILT:
+                self.built.pop(next(iter(self.built)))
+
+    def first_sight(self, digest: bytes) -> bool:
+        """Whether the source artifact of sha256 ``digest`` is built for the first time in this process."""
+        with self.lock:
+            first = digest not in self._seen
+            self._seen.add(digest)
+        return first
 
     @property
     def context(self):
@@ -110,8 +137,14 @@ class OpenCLSession:
         return self.cl_device.name.strip()
 
 
+#: the start of a compiled artifact that is OpenCL C source (PoCL; see the module docstring)
+SOURCE_ARTIFACT = b"gpu_driver OpenCL C source\n"
+BUILD_OPTIONS = ["-cl-std=CL1.2"]
+
+
 class OpenCLCompiler(Compiler):
-    """OpenCL C 1.2 through the platform's compiler; the binary is CL_PROGRAM_BINARIES."""
+    """OpenCL C 1.2 through the platform's compiler; the artifact is CL_PROGRAM_BINARIES, or on PoCL
+    the source (:data:`SOURCE_ARTIFACT`)."""
 
     dialect = "opencl"
     prelude_file = ("opencl_kernels", "prelude.h")
@@ -121,18 +154,27 @@ class OpenCLCompiler(Compiler):
 
     def compile(self, source: str) -> bytes:
         s, cl = self.session, self.session.cl
-        try:
-            # no warnings.catch_warnings() here: it is process-global and not thread-safe; the
-            # generated sources compile with an empty log (the tests turn CompilerWarning into errors)
-            prog = cl.Program(s.context, source).build(options=["-cl-std=CL1.2"], devices=[s.cl_device])
-        except cl.Error as exc:
-            raise failure(f"OpenCL compilation failed on {s.device_name}: {exc}") from None
-        binary = bytes(prog.get_info(cl.program_info.BINARIES)[0])  # the one device built for (pyopencl drops empty ones)
+        artifact = SOURCE_ARTIFACT + source.encode() if s.source_artifacts else None
+        digest = hashlib.sha256(artifact).digest() if artifact else None
         with s.lock:
-            s.built[hashlib.sha256(binary).digest()] = prog
-            while len(s.built) > s.MAX_BUILT:
-                s.built.pop(next(iter(s.built)))
-        return binary
+            prog = s.built.get(digest) if artifact else None
+        if prog is None:
+            try:
+                # no warnings.catch_warnings() here: it is process-global and not thread-safe; the
+                # generated sources compile with an empty log (the tests turn CompilerWarning into errors)
+                prog = cl.Program(s.context, source).build(options=BUILD_OPTIONS, devices=[s.cl_device])
+            except cl.Error as exc:
+                raise failure(f"OpenCL compilation failed on {s.device_name}: {exc}") from None
+        if artifact is None:  # the one device built for (pyopencl drops empty ones)
+            artifact = bytes(prog.get_info(cl.program_info.BINARIES)[0])
+            digest = hashlib.sha256(artifact).digest()
+        elif s.first_sight(digest):
+            # asking PoCL for the binary sizes compiles every kernel's generic work-group function
+            # now, at preparation, into its disk cache (else each compiles at its first launch); once
+            # per program and process: asked again it would leak references (module docstring)
+            prog.get_info(cl.program_info.BINARY_SIZES)
+        s.keep_built(digest, prog)
+        return artifact
 
 
 class OpenCLAllocator(Allocator):
@@ -157,24 +199,25 @@ class OpenCLAllocator(Allocator):
 
     def _upload(self, buffer: DeviceBuffer, data: np.ndarray, blocking: bool) -> None:
         s = self.session
-        event = s.write_buffer(s.queue, buffer.handle, data, is_blocking=blocking)
-        if not blocking:
-            s.last = event
-            with s.lock:
+        with s.queue_lock:
+            event = s.write_buffer(s.queue, buffer.handle, data, is_blocking=blocking)
+            if not blocking:
+                s.last = event
                 s.pending.append(event)  # a dropped NannyEvent would wait for the copy right away
 
     def _download(self, buffer: DeviceBuffer, out: np.ndarray, blocking: bool) -> None:
         s = self.session
-        event = s.read_buffer(s.queue, buffer.handle, out, is_blocking=blocking)
-        if not blocking:
-            s.last = event
-            with s.lock:
+        with s.queue_lock:
+            event = s.read_buffer(s.queue, buffer.handle, out, is_blocking=blocking)
+            if not blocking:
+                s.last = event
                 s.pending.append(event)
 
     def copy(self, src: DeviceBuffer, dst: DeviceBuffer, nbytes: int) -> None:
         if nbytes:
             s = self.session
-            s.last = s.cl.enqueue_copy(s.queue, dst.handle, src.handle, byte_count=int(nbytes))
+            with s.queue_lock:
+                s.last = s.cl.enqueue_copy(s.queue, dst.handle, src.handle, byte_count=int(nbytes))
 
 
 class OpenCLLaunch:
@@ -196,12 +239,18 @@ class OpenCLLauncher(Launcher):
 
     def load(self, binary: bytes, names: Sequence[str]) -> Program:
         s, cl = self.session, self.session.cl
+        digest = hashlib.sha256(binary).digest()
         with s.lock:
-            prog = s.built.get(hashlib.sha256(binary).digest())
+            prog = s.built.get(digest)
         try:
-            if prog is None:
+            if prog is None and binary.startswith(SOURCE_ARTIFACT):
+                source = binary[len(SOURCE_ARTIFACT):].decode()
+                prog = cl.Program(s.context, source).build(options=BUILD_OPTIONS, devices=[s.cl_device])
+                s.first_sight(digest)  # its kernels may get loaded now: never ask for its binary sizes
+                s.keep_built(digest, prog)
+            elif prog is None:
                 prog = cl.Program(s.context, [s.cl_device], [binary]).build()
-        except cl.Error as exc:
+        except (cl.Error, UnicodeDecodeError) as exc:
             raise failure(f"OpenCL binary load failed on {s.device_name}: {exc}") from None
         return Program(prog)
 
@@ -221,15 +270,17 @@ class OpenCLLauncher(Launcher):
         return OpenCLLaunch(kernel, glob, local, list(args))
 
     def enqueue(self, launches: Sequence[OpenCLLaunch], timed: bool = False):
-        enqueue = self.session.cl.enqueue_nd_range_kernel
-        q = self.session.queue
+        s = self.session
+        enqueue = s.cl.enqueue_nd_range_kernel
+        q = s.queue
         first = last = None
-        for launch in launches:
-            last = enqueue(q, launch.kernel, launch.global_size, launch.local_size)
-            if first is None:
-                first = last
-        if last is not None:
-            self.session.last = last
+        with s.queue_lock:
+            for launch in launches:
+                last = enqueue(q, launch.kernel, launch.global_size, launch.local_size)
+                if first is None:
+                    first = last
+            if last is not None:
+                s.last = last
         return (first, last) if first is not None else None
 
     def elapsed_ns(self, marks) -> int | None:
@@ -243,20 +294,21 @@ class OpenCLLauncher(Launcher):
 
     def finish(self, spin_ns: int = 0) -> None:
         s = self.session
-        last = s.last
-        # A CPU device never spins: its work runs on the cores a polling host thread would take from
-        # it (one ADD on PoCL, 2 cores: ~50 µs polling, ~19 µs blocked; benchmarks/results).
-        if spin_ns > 0 and last is not None and not s.host_cpu:
-            # poll the command enqueued last (no marker: every command costs a PoCL worker round);
-            # whatever it is, finish() below waits for the whole queue
-            s.queue.flush()
-            complete = s.cl.command_execution_status.COMPLETE
-            deadline = time.perf_counter_ns() + spin_ns
-            while last.command_execution_status != complete and time.perf_counter_ns() < deadline:
-                pass
-        s.queue.finish()
-        s.last = None
-        s.pending.clear()  # the non-blocking copies' events (and the host arrays they hold) are done
+        with s.queue_lock:
+            last = s.last
+            # A CPU device never spins: its work runs on the cores a polling host thread would take
+            # from it (one ADD on PoCL, 2 cores: ~50 µs polling, ~19 µs blocked; benchmarks/results).
+            if spin_ns > 0 and last is not None and not s.host_cpu:
+                # poll the command enqueued last (no marker: every command costs a PoCL worker round);
+                # whatever it is, finish() below waits for the whole queue
+                s.queue.flush()
+                complete = s.cl.command_execution_status.COMPLETE
+                deadline = time.perf_counter_ns() + spin_ns
+                while last.command_execution_status != complete and time.perf_counter_ns() < deadline:
+                    pass
+            s.queue.finish()
+            s.last = None
+            s.pending.clear()  # the non-blocking copies' events (and the host arrays they hold) are done
 
     def rebind(self, launch: OpenCLLaunch, position: int, buffer: DeviceBuffer) -> None:
         launch.kernel.set_arg(position, buffer.handle)
@@ -264,15 +316,17 @@ class OpenCLLauncher(Launcher):
 
     def marker(self):
         s = self.session
-        marker = s.cl.enqueue_marker(s.queue)
-        s.queue.flush()
+        with s.queue_lock:
+            marker = s.cl.enqueue_marker(s.queue)
+            s.queue.flush()
         return marker
 
     def wait_marker(self, marker) -> None:
-        marker.wait()
         s = self.session
-        complete = s.cl.command_execution_status.COMPLETE
-        with s.lock:  # drop the finished copies' events (and the host arrays they keep alive)
+        with s.queue_lock:
+            marker.wait()
+            complete = s.cl.command_execution_status.COMPLETE
+            # drop the finished copies' events (and the host arrays they keep alive)
             s.pending[:] = [e for e in s.pending if e.command_execution_status != complete]
 
 
