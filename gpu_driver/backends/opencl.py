@@ -72,10 +72,13 @@ class OpenCLSession:
         self.companions = list(companions)
         self.parent = parent
         self.lock = threading.Lock()
-        #: held around every command enqueued on, and every wait for, this context's queues: PoCL 3.0's
-        #: "basic" device runs a command inside the call that enqueues it, and threads enqueuing on
-        #: one context at once deadlock in its event locks (seen with eight service clients)
+        #: held around every command enqueued on this context's queues (and every wait on a queue of
+        #: PoCL's basic device, which runs the commands in the waiting thread): PoCL 3.0's basic device
+        #: runs commands inside the calls that enqueue them, and threads enqueuing on one context at
+        #: once deadlocked in its event locks (seen with eight service clients)
         self.queue_lock: threading.RLock = parent.queue_lock if parent else threading.RLock()
+        #: a wait on this device's queue runs its commands in the waiting thread (PoCL's basic device)
+        self.runs_in_caller = cl_device.name.startswith(POCL_INLINE)
         self.built: dict[bytes, object] = {}
         self._seen: set[bytes] = set()  # digests of the source artifacts built in this process
         self.pending: list = []  # events of enqueued non-blocking copies, released by finish()
@@ -294,21 +297,30 @@ class OpenCLLauncher(Launcher):
 
     def finish(self, spin_ns: int = 0) -> None:
         s = self.session
+        if s.runs_in_caller:
+            with s.queue_lock:
+                s.queue.finish()
+                s.last = None
+                s.pending.clear()  # the non-blocking copies' events (and the host arrays they hold) are done
+            return
         with s.queue_lock:
             last = s.last
-            # A CPU device never spins: its work runs on the cores a polling host thread would take
-            # from it (one ADD on PoCL, 2 cores: ~50 µs polling, ~19 µs blocked; benchmarks/results).
-            if spin_ns > 0 and last is not None and not s.host_cpu:
-                # poll the command enqueued last (no marker: every command costs a PoCL worker round);
-                # whatever it is, finish() below waits for the whole queue
-                s.queue.flush()
-                complete = s.cl.command_execution_status.COMPLETE
-                deadline = time.perf_counter_ns() + spin_ns
-                while last.command_execution_status != complete and time.perf_counter_ns() < deadline:
-                    pass
-            s.queue.finish()
-            s.last = None
-            s.pending.clear()  # the non-blocking copies' events (and the host arrays they hold) are done
+            waited = len(s.pending)
+        # A CPU device never spins: its work runs on the cores a polling host thread would take from
+        # it (one ADD on PoCL, 2 cores: ~50 µs polling, ~19 µs blocked; benchmarks/results).
+        if spin_ns > 0 and last is not None and not s.host_cpu:
+            # poll the command enqueued last (no marker: every command costs a PoCL worker round);
+            # whatever it is, finish() below waits for the whole queue
+            s.queue.flush()
+            complete = s.cl.command_execution_status.COMPLETE
+            deadline = time.perf_counter_ns() + spin_ns
+            while last.command_execution_status != complete and time.perf_counter_ns() < deadline:
+                pass
+        s.queue.finish()
+        with s.queue_lock:
+            if s.last is last:
+                s.last = None
+            del s.pending[:waited]  # copies enqueued before the wait: done
 
     def rebind(self, launch: OpenCLLaunch, position: int, buffer: DeviceBuffer) -> None:
         launch.kernel.set_arg(position, buffer.handle)
@@ -323,10 +335,13 @@ class OpenCLLauncher(Launcher):
 
     def wait_marker(self, marker) -> None:
         s = self.session
-        with s.queue_lock:
+        if s.runs_in_caller:
+            with s.queue_lock:
+                marker.wait()
+        else:
             marker.wait()
-            complete = s.cl.command_execution_status.COMPLETE
-            # drop the finished copies' events (and the host arrays they keep alive)
+        complete = s.cl.command_execution_status.COMPLETE
+        with s.queue_lock:  # drop the finished copies' events (and the host arrays they keep alive)
             s.pending[:] = [e for e in s.pending if e.command_execution_status != complete]
 
 
