@@ -339,7 +339,9 @@ def lower_binary(ctx: LoweringContext) -> None:
     same = tuple(a.shape) == tuple(b.shape) == tuple(out_shape)
     kind = 2 if a.is_quantized else 1 if a.type == I32 else 0
     activation = getattr(ctx.params, "activation", 0)
-    d = {"T": ctype(a), "COUNT": count, "OP": _OP_CODES[op], "KIND": kind, "BCAST": int(not same),
+    # a broadcast over rows of a short innermost axis: one work item per row (no division per element)
+    rows = int(not same and 4 <= dims[3] <= 512 and count // dims[3] >= 256)
+    d = {"T": ctype(a), "COUNT": count, "OP": _OP_CODES[op], "KIND": kind, "BCAST": int(not same), "ROWS": rows,
          "QTABLE": 0, "QOFFSET": 0, "ZA": 0, "ZB": 0, "ZO": 0, "ACT_MIN": 0, "ACT_MAX": 0,
          "LEFT_SHIFT": ADD_LEFT_SHIFT, "M1": 0, "S1": 0, "M2": 0, "S2": 0, "MO": 0, "SO": 0,
          "ACT_FMIN": 0.0, "ACT_FMAX": 0.0, **float_io(a)}
@@ -353,7 +355,10 @@ def lower_binary(ctx: LoweringContext) -> None:
             inputs.append(ctx.constant(_requantize_table(a, b, out)))
     elif kind == 0:
         d["ACT_FMIN"], d["ACT_FMAX"] = (fdef(v) for v in float_activation_range(activation))
-    ctx.emit("binary.cl", d, inputs, [ctx.output(0)], (count,), Work.ELEMENTS)
+    if rows:
+        ctx.emit("binary.cl", d, inputs, [ctx.output(0)], (count // dims[3],), Work.ROWS)
+    else:
+        ctx.emit("binary.cl", d, inputs, [ctx.output(0)], (count,), Work.ELEMENTS)
 
 
 # ---- the operations ----------------------------------------------------------------------------------

@@ -3,7 +3,9 @@
  *   out[i] = OP(a[ia], b[ib]) for every output element i (one work item each).
  * The output is viewed as rank 4 [D0,D1,D2,D3]; SAk / SBk are the element strides of A / B along
  * each axis (0 where that input broadcasts).  BCAST: 0 when A, B and the output have the same shape
- * (read at the flat index), 1 otherwise.  T: the storage type of A, B and the output.
+ * (read at the flat index), 1 otherwise.  ROWS 1 (with BCAST): one work item per row of the innermost
+ * axis, looping over its D3 elements (no division per element).  T: the storage type of A, B and the
+ * output.
  * OP: 0 ADD, 1 SUB, 2 MUL, 3 DIV, 4 MAXIMUM, 5 MINIMUM, 6 POW, 7 PRELU (B is alpha).
  * KIND 0 float: computed in fp32, read/written through LOAD/STORE (LOAD_HALF/STORE_HALF for fp16);
  *   ADD..DIV clamp to [ACT_FMIN, ACT_FMAX] as min(max(v, lo), hi), letting a NaN through;
@@ -20,9 +22,25 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const ${T}* RESTRICT a, GLOBAL const ${T}* RES
                            GLOBAL const ${T}* RESTRICT table,
 #endif
                            GLOBAL ${T}* RESTRICT out) {
+#if ${ROWS}
+    const int row = GLOBAL_ID(0);
+    if (row >= ${COUNT} / ${D3}) return;
+    int r = row;
+    const int i2 = r % ${D2}; r /= ${D2};
+    const int i1 = r % ${D1};
+    const int i0 = r / ${D1};
+    const int row_a = i0 * ${SA0} + i1 * ${SA1} + i2 * ${SA2};
+    const int row_b = i0 * ${SB0} + i1 * ${SB1} + i2 * ${SB2};
+    for (int i3 = 0; i3 < ${D3}; ++i3) {
+    const int i = row * ${D3} + i3;
+    const int ia = row_a + i3 * ${SA3};
+    const int ib = row_b + i3 * ${SB3};
+#else
     const int i = GLOBAL_ID(0);
     if (i >= ${COUNT}) return;
-#if ${BCAST}
+#endif
+#if ${ROWS}
+#elif ${BCAST}
     int r = i;
     const int i3 = r % ${D3}; r /= ${D3};
     const int i2 = r % ${D2}; r /= ${D2};
@@ -105,5 +123,8 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const ${T}* RESTRICT a, GLOBAL const ${T}* RES
     v = (${ACT_FMAX}) < v ? (${ACT_FMAX}) : v;
 #endif
     ${STORE}(out, i, v);
+#endif
+#if ${ROWS}
+    }
 #endif
 }

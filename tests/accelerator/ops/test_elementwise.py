@@ -1,7 +1,8 @@
 """Broadcasting binary operations (ADD, SUB, MUL, DIV, MAXIMUM, MINIMUM, POW, PRELU) on each accelerator
 device vs the reference: every type the operation allows — float32 (CTS tolerance), float16, int32 and
-quant8 / quant8 signed (exact) — over broadcast patterns up to rank 6, every fused activation, NaN and
-division by zero; TENSOR_INT32 wraps around."""
+quant8 / quant8 signed (exact) — over broadcast patterns up to rank 6 (and rows of a short innermost
+axis, the kernel's row-per-work-item form), every fused activation, NaN and division by zero;
+TENSOR_INT32 wraps around."""
 import numpy as np
 import pytest
 
@@ -18,7 +19,9 @@ TYPES = {OP.ADD: (F32, F16, Q8A, Q8AS, I32T), OP.SUB: (F32, F16, Q8A, Q8AS, I32T
          OP.POW: (F32, F16), OP.PRELU: (F32, F16, Q8A, Q8AS)}
 CASES = [(op, t) for op, types in TYPES.items() for t in types]
 #: same shape (flat index), broadcasts in both directions, a scalar-like side, alternating broadcast axes
-SHAPES = [((2, 3, 4), (2, 3, 4)), ((2, 1, 5), (3, 1)), ((1,), (4, 3, 2, 5)), ((3, 1, 7, 1), (1, 5, 1, 3))]
+SHAPES = [((2, 3, 4), (2, 3, 4)), ((2, 1, 5), (3, 1)), ((1,), (4, 3, 2, 5)), ((3, 1, 7, 1), (1, 5, 1, 3)),
+          # at least 256 rows of a short innermost axis: one work item per row (binary.cl ROWS)
+          ((2, 16, 8, 12), (12,)), ((16, 17, 6), (16, 17, 1)), ((1, 20, 1, 8), (15, 8))]
 #: ranks above 4 (no rank limit) whose broadcast pattern merges to at most four axes
 HIGH_RANK = [((2, 3, 1, 1, 4, 2), (1, 1, 5, 2, 1, 1)), ((2, 2, 2, 2, 3), (3,))]
 F16_TOL = dict(atol=5 * 2.0 ** -10, rtol=5 * 2.0 ** -10)
