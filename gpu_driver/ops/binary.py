@@ -355,10 +355,8 @@ def lower_binary(ctx: LoweringContext) -> None:
             inputs.append(ctx.constant(_requantize_table(a, b, out)))
     elif kind == 0:
         d["ACT_FMIN"], d["ACT_FMAX"] = (fdef(v) for v in float_activation_range(activation))
-    if rows:
-        ctx.emit("binary.cl", d, inputs, [ctx.output(0)], (count // dims[3],), Work.ROWS)
-    else:
-        ctx.emit("binary.cl", d, inputs, [ctx.output(0)], (count,), Work.ELEMENTS)
+    ctx.emit("binary.cl", d, inputs, [ctx.output(0)], *(((count // dims[3],), Work.ROWS) if rows
+                                                         else ((count,), Work.ELEMENTS)))
 
 
 # ---- the operations ----------------------------------------------------------------------------------

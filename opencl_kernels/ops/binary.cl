@@ -25,29 +25,27 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const ${T}* RESTRICT a, GLOBAL const ${T}* RES
 #if ${ROWS}
     const int row = GLOBAL_ID(0);
     if (row >= ${COUNT} / ${D3}) return;
+#else
+    const int i = GLOBAL_ID(0);
+    if (i >= ${COUNT}) return;
+#if ${BCAST}
+    const int row = i / ${D3};
+    const int i3 = i % ${D3};
+#endif
+#endif
+#if ${BCAST}
     int r = row;
     const int i2 = r % ${D2}; r /= ${D2};
     const int i1 = r % ${D1};
     const int i0 = r / ${D1};
     const int row_a = i0 * ${SA0} + i1 * ${SA1} + i2 * ${SA2};
     const int row_b = i0 * ${SB0} + i1 * ${SB1} + i2 * ${SB2};
+#if ${ROWS}
     for (int i3 = 0; i3 < ${D3}; ++i3) {
     const int i = row * ${D3} + i3;
+#endif
     const int ia = row_a + i3 * ${SA3};
     const int ib = row_b + i3 * ${SB3};
-#else
-    const int i = GLOBAL_ID(0);
-    if (i >= ${COUNT}) return;
-#endif
-#if ${ROWS}
-#elif ${BCAST}
-    int r = i;
-    const int i3 = r % ${D3}; r /= ${D3};
-    const int i2 = r % ${D2}; r /= ${D2};
-    const int i1 = r % ${D1};
-    const int i0 = r / ${D1};
-    const int ia = i0 * ${SA0} + i1 * ${SA1} + i2 * ${SA2} + i3 * ${SA3};
-    const int ib = i0 * ${SB0} + i1 * ${SB1} + i2 * ${SB2} + i3 * ${SB3};
 #else
     const int ia = i;
     const int ib = i;
