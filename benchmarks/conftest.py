@@ -16,6 +16,14 @@ def pocl():
 
 
 @pytest.fixture(scope="session")
+def cuda():
+    try:
+        return gd.get_device("cuda")
+    except gd.DriverError:
+        pytest.skip("no CUDA device")
+
+
+@pytest.fixture(scope="session")
 def reference():
     return gd.get_device("reference")
 

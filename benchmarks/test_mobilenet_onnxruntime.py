@@ -84,6 +84,7 @@ def to_onnx(bm: zoo.BenchModel) -> bytes:
                                                          list(graph.tensors[graph.subgraph.output_indexes[0]].dims()))],
                           inits)
     model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = min(model.ir_version, 9)  # readable by older onnxruntime releases too
     onnx.checker.check_model(model)
     return model.SerializeToString()
 

@@ -11,11 +11,13 @@ time is the best of REPEATS runs of 100 steps, the two variants alternating run 
 (with the machine's `lscpu` model name, the load average and the date) are written to
 benchmarks/results/<date>-resident-state.md; the byte ratios are asserted.
 
-Run: ``python -m pytest benchmarks/test_resident_state.py -q -s``
+Run: ``python -m pytest benchmarks/test_resident_state.py -q -s``; on another accelerator, name it in
+``GPU_DRIVER_BENCH_DEVICE`` (``cuda:0``): the page is then ``<date>-resident-state-cuda.md``.
 """
 from __future__ import annotations
 
 import datetime
+import os
 import time
 from pathlib import Path
 
@@ -33,11 +35,16 @@ CONFIGS = [(1, 64, 256), (64, 16, 128), (16, 256, 1024)]  # (batch, inputs, unit
 RESULTS = Path(__file__).parent / "results"
 
 
+DEVICE_ENV = "GPU_DRIVER_BENCH_DEVICE"
+
+
 def _device():
+    """The first OpenCL device, or the device named in GPU_DRIVER_BENCH_DEVICE."""
+    wanted = os.environ.get(DEVICE_ENV, "opencl")
     for d in gd.get_devices():
-        if d.name.startswith("opencl"):
+        if d.name == wanted or d.name.split(":")[0] == wanted:
             return d
-    pytest.skip("no OpenCL device")
+    pytest.skip(f"no {wanted} device")
 
 
 class SharedRecurrence:
@@ -135,5 +142,6 @@ def _write(device, rows) -> None:
               "crosses the bus.", ""]
     RESULTS.mkdir(exist_ok=True)
     text = "\n".join(lines)
-    (RESULTS / f"{today}-resident-state.md").write_text(text)
+    kind = device.name.split(":")[0]
+    (RESULTS / f"{today}-resident-state{'' if kind == 'opencl' else '-' + kind}.md").write_text(text)
     print("\n" + text)

@@ -5,6 +5,11 @@ payload``, written atomically (temp + fsync + rename).  The store is bounded by 
 every ``put`` the least recently used blobs (by mtime, refreshed on ``get``) are deleted until the
 total fits.  A blob whose checksum fails is deleted and reported as a miss.  Cross-process safe:
 ``put`` and eviction run under a lock file; readers need no lock (a rename replaces whole files).
+
+The total is kept in ``blobs.size``, updated under the lock by every put, so a put costs the same
+with ten blobs or ten thousand: the directory is listed only when the total may exceed the limit or
+the size file is missing or unreadable.  Blobs deleted outside a put (a damaged one, by hand) leave
+the recorded total too high, which at worst triggers a listing that recounts it.
 """
 from __future__ import annotations
 
@@ -19,6 +24,7 @@ from .integrity import atomic_write, file_lock
 DEFAULT_MAX_BYTES = 256 << 20
 _MAGIC = b"GDRVBLB1"
 _SUFFIX = ".blob"
+_SIZE_FILE = "blobs.size"
 
 
 class BlobStore:
@@ -51,10 +57,31 @@ class BlobStore:
         if len(blob) > self.max_bytes:
             return False
         self.directory.mkdir(parents=True, exist_ok=True)
+        path = self._path(key)
         with file_lock(self.directory / "blobs.lock", self._thread_lock):
-            atomic_write(self._path(key), blob)
-            self._evict(keep=self._path(key))
+            try:
+                replaced = path.stat().st_size
+            except OSError:
+                replaced = 0
+            atomic_write(path, blob)
+            total = self._recorded_total()
+            if total is not None:
+                total += len(blob) - replaced
+            if total is None or total > self.max_bytes:
+                total = self._evict(keep=path)
+            self._record_total(total)
         return True
+
+    def _recorded_total(self) -> int | None:
+        try:
+            text = (self.directory / _SIZE_FILE).read_text()
+            return int(text) if text.strip().isdigit() else None
+        except OSError:
+            return None
+
+    def _record_total(self, total: int) -> None:
+        with contextlib.suppress(OSError):
+            (self.directory / _SIZE_FILE).write_text(str(int(total)))
 
     def entries(self) -> list[tuple[Path, int, int]]:
         """(path, size, mtime_ns) of every blob, oldest first."""
@@ -75,7 +102,8 @@ class BlobStore:
     def total_bytes(self) -> int:
         return sum(size for _, size, _ in self.entries())
 
-    def _evict(self, keep: Path) -> None:
+    def _evict(self, keep: Path) -> int:
+        """Delete least recently used blobs (never ``keep``) until the total fits; the total left."""
         entries = self.entries()
         total = sum(size for _, size, _ in entries)
         for path, size, _ in entries:
@@ -86,8 +114,11 @@ class BlobStore:
             with contextlib.suppress(OSError):
                 path.unlink()
                 total -= size
+        return total
 
     def clear(self) -> None:
         for path, _, _ in self.entries():
             with contextlib.suppress(OSError):
                 path.unlink()
+        with contextlib.suppress(OSError):
+            (self.directory / _SIZE_FILE).unlink()

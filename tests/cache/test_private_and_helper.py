@@ -73,6 +73,27 @@ def test_blob_store_roundtrip_limit_and_eviction(tmp_path):
     assert store.get(keys[3]) is None and not p.exists()
 
 
+def test_blob_store_keeps_its_total_without_listing(tmp_path, monkeypatch):
+    """Puts under the limit update the recorded total (blobs.size) instead of listing the directory;
+    a replaced blob counts its size difference; a lost size file is recounted by the next put."""
+    store = BlobStore(tmp_path / "blobs", max_bytes=10_000)
+    header = 8 + 32   # magic + SHA-256
+    store.put(bytes(32), b"a" * 1000)
+    listings = []
+    real_entries = BlobStore.entries
+    monkeypatch.setattr(BlobStore, "entries", lambda self: listings.append(1) or real_entries(self))
+    for i in range(1, 4):
+        store.put(bytes([i]) * 32, b"b" * 1000)
+    store.put(bytes([1]) * 32, b"c" * 500)
+    assert listings == []
+    size_file = tmp_path / "blobs" / "blobs.size"
+    assert int(size_file.read_text()) == 3 * (1000 + header) + (500 + header) == store.total_bytes()
+    size_file.unlink()
+    listings.clear()
+    store.put(bytes([9]) * 32, b"d" * 100)
+    assert listings and int(size_file.read_text()) == 3 * (1000 + header) + (500 + header) + (100 + header)
+
+
 @pytest.fixture
 def private_device(device, tmp_path, monkeypatch):
     monkeypatch.setattr(device, "private_cache", True, raising=False)

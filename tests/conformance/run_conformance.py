@@ -2,16 +2,20 @@
 
     python -m tests.conformance.run_conformance [--device reference --device opencl:0]
         [--version V1_2] [--op ABS] [--name SUBSTRING] [--dynamic] [--sample N] [--failures N] [--json FILE]
+        [--jobs N]
 
 Prints, per device, the share of good outcomes (pass, refusal above the device's feature level,
 expected failure) and a table of the operations with other outcomes; ``--failures N`` lists the
 first N failing cases with their detail.  A progress bar goes to stderr when it is a terminal.
+``--jobs N`` runs the cases in N worker processes (each opens the device itself), in chunks.
 """
 from __future__ import annotations
 
 import argparse
 import collections
+import concurrent.futures
 import json
+import multiprocessing
 import sys
 
 import gpu_driver
@@ -42,6 +46,47 @@ def select(args) -> list[dict]:
     return cases
 
 
+CHUNK = 25   # cases per task of a worker process
+
+_worker: dict = {}   # in a worker process: its device and its selection of cases
+
+
+def _start_worker(args) -> None:
+    _worker["device"] = {name: gpu_driver.get_device(name) for name in args.device}
+    _worker["cases"] = select(args)
+
+
+def _run_chunk(device_name: str, dynamic: bool, indexes: list[int]) -> list[tuple[str, str]]:
+    """(outcome, detail) of the selected cases ``indexes`` on ``device_name``, in a worker process."""
+    device = _worker["device"][device_name]
+    out = []
+    for i in indexes:
+        r = run_case(device, _worker["cases"][i], dynamic)
+        out.append((r.outcome, r.detail))
+    return out
+
+
+def _results(device, cases: list[dict], args, progress):
+    """(case, outcome, detail) of every case on ``device``, in order: in this process, or in
+    ``args.jobs`` worker processes (started fresh, not forked: an accelerator runtime in this process
+    must not be inherited)."""
+    if args.jobs <= 1:
+        for case in cases:
+            r = run_case(device, case, args.dynamic)
+            progress.advance(1, f"{device.name}: {case['name'][:40]}")
+            yield case, r.outcome, r.detail
+        return
+    chunks = [list(range(i, min(i + CHUNK, len(cases)))) for i in range(0, len(cases), CHUNK)]
+    worker_args = argparse.Namespace(**{**vars(args), "device": [device.name]})
+    with concurrent.futures.ProcessPoolExecutor(args.jobs, mp_context=multiprocessing.get_context("spawn"),
+                                                initializer=_start_worker, initargs=(worker_args,)) as pool:
+        futures = [pool.submit(_run_chunk, device.name, args.dynamic, chunk) for chunk in chunks]
+        for chunk, future in zip(chunks, futures):
+            for i, (outcome, detail) in zip(chunk, future.result()):
+                yield cases[i], outcome, detail
+            progress.advance(len(chunk), f"{device.name}: {cases[chunk[-1]]['name'][:40]}")
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", action="append", help="device name (default: every device)")
@@ -52,6 +97,7 @@ def main(argv=None) -> int:
     parser.add_argument("--sample", type=int, default=1, metavar="N", help="only every N-th case of each spec folder")
     parser.add_argument("--failures", type=int, default=0, help="list this many failing cases per device")
     parser.add_argument("--json", help="write every result here")
+    parser.add_argument("--jobs", type=int, default=1, metavar="N", help="worker processes (default 1: this one)")
     args = parser.parse_args(argv)
     devices = [gpu_driver.get_device(d) for d in args.device] if args.device else gpu_driver.get_devices()
     cases = select(args)
@@ -61,15 +107,12 @@ def main(argv=None) -> int:
         totals = collections.Counter()
         failures = []
         with console.progress(total=len(cases), message=device.name) as progress:
-            for case in cases:
-                r = run_case(device, case, args.dynamic)
-                totals[r.outcome] += 1
-                op = subject(case)
-                by_op[op][r.outcome] += 1
-                if r.outcome not in GOOD:
-                    failures.append((case["name"], r.outcome, r.detail))
-                report.setdefault(device.name, []).append([case["version"], case["name"], r.outcome, r.detail])
-                progress.advance(1, f"{device.name}: {case['name'][:40]}")
+            for case, outcome, detail in _results(device, cases, args, progress):
+                totals[outcome] += 1
+                by_op[subject(case)][outcome] += 1
+                if outcome not in GOOD:
+                    failures.append((case["name"], outcome, detail))
+                report.setdefault(device.name, []).append([case["version"], case["name"], outcome, detail])
         good = sum(totals[k] for k in GOOD)
         print(f"{device.name}: {good}/{len(cases)} good ({100.0 * good / max(len(cases), 1):.1f} %) "
               f"{dict(totals)}")
