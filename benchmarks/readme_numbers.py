@@ -183,6 +183,44 @@ def _repeatability(p: Page) -> str:
             f"reference; the largest deviation from a mean {worst[deviation]}, {worst[name]}).")
 
 
+def _cuda_peers(p: Page) -> str:
+    t = p.table()
+    model, names = t.columns[0], ("mobilenet_v1", "mobilenet_v2")
+
+    def cells(batch: str, runner: Callable[[str], bool], column: str) -> list[str]:
+        return [next(r[column] for r in t.rows if r[model] == name and r["batch"] == batch and runner(r["runner"]))
+                for name in names]
+
+    parts = []
+    for batch in ("1", "8"):
+        ours = cells(batch, lambda r: r == "ours", "ms")
+        eager = cells(batch, lambda r: r.startswith("PyTorch") and r.endswith("eager"), "ours ÷ runner")
+        graph = cells(batch, lambda r: r.startswith("PyTorch") and r.endswith("CUDA graph"), "ours ÷ runner")
+        parts.append(f"batch {batch} {ours[0]} / {ours[1]} ms, **{eager[0]}× / {eager[1]}×** PyTorch eager and "
+                     f"**{graph[0]}× / {graph[1]}×** PyTorch replayed as a CUDA graph")
+    add = {r["mode"]: r["µs"] for r in p.table("One ADD").rows}
+    return (f"MobileNet v1 / v2 (float32, same weights, alternating) at {'; at '.join(parts)}; one-ADD burst "
+            f"{add['burst']} µs against {add['bare CuPy floor']} µs for the same work in bare CuPy.")
+
+
+def _cuda_tflite(p: Page) -> str:
+    rows = p.table().rows
+    shared = [r for r in rows if r["model"] in SHARED_MODELS]
+    ratios = sorted(float(r["ours ÷ LiteRT"]) for r in rows)
+    return (f"{len(rows)} TF Lite models against LiteRT on the host's 16 cores, every output within fp32 "
+            f"tolerance: the shared ones ({', '.join(r['model'] for r in shared)}) "
+            f"**{'×, '.join(r['ours ÷ LiteRT'] for r in shared)}×** LiteRT's time, all of them "
+            f"{ratios[0]:.2f}–{ratios[-1]:.2f}×.")
+
+
+def _cuda_conformance(p: Page) -> str:
+    row = p.table("AOSP conformance").row("cuda:0")
+    suite = {r["outcome"]: r["tests"].split(":")[0] for r in p.table("Test suite").rows}
+    return (f"the CUDA-marked tests: {suite['passed']} passed, {suite['failed']} failed (one test's expectation, "
+            f"fixed; seven slow tests stopped by a timeout); AOSP conformance, every second case: "
+            f"{row['good']} good of {row['cases']}, no wrong answer, crash or refusal.")
+
+
 #: result page → the line quoting it, in the order of the README
 QUOTES: dict[str, Callable[[Page], str]] = {
     "2026-11-22-pocl.md": _pocl,
@@ -197,6 +235,14 @@ QUOTES: dict[str, Callable[[Page], str]] = {
     "2026-11-25-calibration-control-flow.md": _repeatability,
 }
 
+#: the same for the pages measured on a CUDA GPU
+GPU_QUOTES: dict[str, Callable[[Page], str]] = {
+    "2026-11-27-cuda-conformance.md": _cuda_conformance,
+    "2026-11-27-cuda-h200.md": _cuda_peers,
+    "2026-11-27-cuda-tflite-models.md": _cuda_tflite,
+    "2026-11-27-resident-state-cuda.md": _resident_state,
+}
+
 
 def render(results: Path = RESULTS) -> str:
     """The README's results section (markers included)."""
@@ -204,15 +250,26 @@ def render(results: Path = RESULTS) -> str:
                     "edit those pages, then run it -->",
              "Results on 2-vCPU machines without a GPU (PoCL; `benchmarks/results/`; each line gives the\n"
              "date and the machine of its run):"]
-    for name, quote in QUOTES.items():
+    lines += _quoted(results, QUOTES)
+    gpu = _quoted(results, GPU_QUOTES)
+    if gpu:
+        lines += ["", "On a CUDA GPU (an NVIDIA H200 lent for one session; ONNX Runtime had no CUDA provider there):",
+                  *gpu]
+    lines.append(END)
+    return "\n".join(lines)
+
+
+def _quoted(results: Path, quotes: dict[str, Callable[[Page], str]]) -> list[str]:
+    """One README line per page of ``quotes`` that exists."""
+    lines = []
+    for name, quote in quotes.items():
         path = results / name
         if not path.exists():
             continue
         page = parse(path)
         lines.append(textwrap.fill(f"- `{page.name}` ({page.date}; {page.machine}): {quote(page)}", width=100,
                                    subsequent_indent="  ", break_long_words=False, break_on_hyphens=False))
-    lines.append(END)
-    return "\n".join(lines)
+    return lines
 
 
 def current(readme_text: str) -> str:
