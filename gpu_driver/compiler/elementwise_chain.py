@@ -2,7 +2,7 @@
 
 A chain of float32 element-wise operations — the binary ADD, SUB, MUL, DIV (with their fused
 activation), MAXIMUM, MINIMUM and the unary RELU, RELU1, RELU6, LOGISTIC, TANH, FLOOR, ABS, EXP, LOG,
-NEG, RSQRT, SIN, SQRT — in which each operation after the first consumes the previous one's output,
+NEG, RSQRT, SIN, SQRT, HARD_SWISH — in which each operation after the first consumes the previous one's output,
 every output has the chain's shape, and every intermediate has exactly one consumer and is not a
 model output, becomes one :class:`ElementwiseChain` node (:func:`fuse_elementwise_chains`, run after
 activation fusion and constant folding), lowered by :func:`lower_elementwise_chain` to one
@@ -11,7 +11,8 @@ other operand may be any tensor that broadcasts to the chain's shape.  Quantized
 
 Each step is the C statement of the operation's own kernel (``binary.cl``, ``activation.cl``,
 ``unary.cl``) on the running fp32 value: ADD/SUB/MUL/DIV clamp with ``v < lo ? lo : v`` and
-``hi < v ? hi : v`` to their activation's bounds within [−FLT_MAX, FLT_MAX] (a NaN goes through),
+``hi < v ? hi : v`` to their activation's bounds within [−FLT_MAX, FLT_MAX] (a NaN goes through;
+with a RELU operation fused into them, ``nan_to_low``, they clamp as that RELU does),
 MAXIMUM/MINIMUM are ``a < b ? b : a`` / ``b < a ? b : a``, the RELUs ``lo < v ? v : lo`` then ``hi < v ? hi : v`` (a NaN gives lo, as ``activation.cl``).
 """
 from __future__ import annotations
@@ -33,7 +34,7 @@ _O = OperationType
 _CHAIN_FUNCTIONS = {
     _O.LOGISTIC: "1.0f / (1.0f + gd_exp(-v))", _O.TANH: "gd_tanh(v)", _O.FLOOR: "floor(v)", _O.ABS: "fabs(v)",
     _O.EXP: "gd_exp(v)", _O.LOG: "log(v)", _O.NEG: "-v", _O.RSQRT: "1.0f / sqrt(v)", _O.SIN: "sin(v)",
-    _O.SQRT: "sqrt(v)"}
+    _O.SQRT: "sqrt(v)", _O.HARD_SWISH: "gd_hard_swish(v)"}
 _CHAIN_UNARY = (*RELU_FUSE_CODES, *_CHAIN_FUNCTIONS)
 #: binary chain steps: the C expression of operands {a} and {b}
 _CHAIN_BINARY = {_O.ADD: "{a} + {b}", _O.SUB: "{a} - {b}", _O.MUL: "{a} * {b}", _O.DIV: "{a} / {b}",
@@ -177,7 +178,10 @@ def _steps(node: Node, ref) -> list[tuple]:
     if node.type in _CHAIN_BINARY:
         steps = [("binary", _CHAIN_BINARY[node.type], ref(node.inputs[0]), ref(node.inputs[1]))]
         if node.type in _ARITHMETIC:
-            steps.append(("bound", *float_activation_range(getattr(node.params, "activation", 0))))
+            kind = "clamp" if node.params.nan_to_low else "bound"
+            steps.append((kind, *float_activation_range(node.params.activation)))
+            if node.params.hard_swish:
+                steps.append(("unary", _CHAIN_FUNCTIONS[_O.HARD_SWISH]))
         return steps
     steps = [] if ref(node.inputs[0]) == "v" else [("load", ref(node.inputs[0]))]
     if node.type in RELU_FUSE_CODES:

@@ -1,12 +1,14 @@
 """Graph rewrites before lowering: activation fusion and constant folding.
 
-- :func:`fuse_activations`: a quantized RELU / RELU1 / RELU6 that is the only consumer of the output
-  of an operation with a fused activation (its family registers ``fused_activation_input``; fused
-  activation NONE, same operand type and quantisation) disappears into that fused activation.
-  Float RELUs stay separate operations (or join an element-wise chain): as in AOSP, a RELU maps NaN
-  to its lower bound while a fused activation lets NaN through.  The producer's params are
-  re-derived by its operation definition with the new fuse code, so every derived field (float and
-  quantised clamp bounds) is consistent.
+- :func:`fuse_activations`: a RELU / RELU1 / RELU6 that is the only consumer of the output of an
+  operation with a fused activation (its family registers ``fused_activation_input``; fused
+  activation NONE, same operand type and quantisation) disappears into that fused activation.  The
+  producer's params are re-derived by its operation definition with the new fuse code, so every
+  derived field (float and quantised clamp bounds) is consistent.  On a float output the params also
+  get ``nan_to_low``: as in AOSP, the RELU operation maps NaN to its lower bound while a fused
+  activation lets NaN through, and the kernels' clamp (FUSED_CLAMP) keeps the RELU's rule.  A float
+  HARD_SWISH that is the only consumer of such an operation's output joins it too (``hard_swish``,
+  applied after its clamp: FUSED_ACTIVATION).
 - :func:`fold_constants`: a node whose inputs are all constant is computed once, at preparation, with
   the reference device's kernel; its outputs become constants (``TensorInfo.value`` set).
 
@@ -17,7 +19,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..graph import Graph, Node
-from ..hal.types import OPERAND_TYPE_INFO
+from ..hal.types import OPERAND_TYPE_INFO, OperationType
 from ..ops.activation import RELU_FUSE_CODES
 from ..ops.catalog import define, lookup
 
@@ -65,8 +67,6 @@ def fusable_pairs(graph: Graph) -> list[tuple[Node, Node, Node]]:
             continue
         relu = us[0]
         src, dst = graph.tensors[out], graph.tensors[relu.outputs[0]]
-        if OPERAND_TYPE_INFO[src.type].quant_range is None:
-            continue  # a float RELU maps NaN to its lower bound, a fused activation lets NaN through
         if src.type != dst.type or src.scale != dst.scale or src.zero_point != dst.zero_point:
             continue
         ins = list(graph.infos(node.inputs))
@@ -77,20 +77,48 @@ def fusable_pairs(graph: Graph) -> list[tuple[Node, Node, Node]]:
             continue
         if getattr(params, "activation", None) != RELU_FUSE_CODES[relu.type]:
             continue
+        if OPERAND_TYPE_INFO[src.type].quant_range is None:
+            params = replace(params, nan_to_low=True)  # the RELU operation's rule: a NaN gives the lower bound
         fused = Node(node.index, node.type, list(node.inputs), list(relu.outputs), params)
         pairs.append((node, relu, fused))
     return pairs
 
 
-def fuse_activations(graph: Graph) -> int:
-    """Rewrite ``graph`` in place; returns the number of activations fused."""
-    pairs = fusable_pairs(graph)
-    if not pairs:
-        return 0
+def fusable_hard_swishes(graph: Graph) -> list[tuple[Node, Node, Node]]:
+    """(producer, HARD_SWISH node, producer with it fused) for every float HARD_SWISH that is the only
+    consumer of the output of an operation with a fused activation; the graph is not modified."""
+    users = consumers(graph)
+    model_outputs = set(graph.subgraph.output_indexes)
+    pairs = []
+    for node in graph.nodes:
+        if node.params is None or activation_input(node, graph) is None or len(node.outputs) != 1:
+            continue
+        out = node.outputs[0]
+        us = users.get(out, [])
+        if out in model_outputs or len(us) != 1 or us[0].type != OperationType.HARD_SWISH or us[0].params is None:
+            continue
+        src, dst = graph.tensors[out], graph.tensors[us[0].outputs[0]]
+        if (OPERAND_TYPE_INFO[src.type].quant_range is not None or src.type != dst.type
+                or getattr(node.params, "hard_swish", True)):
+            continue
+        fused = Node(node.index, node.type, list(node.inputs), list(us[0].outputs),
+                     replace(node.params, hard_swish=True))
+        pairs.append((node, us[0], fused))
+    return pairs
+
+
+def _rewrite(graph: Graph, pairs: list[tuple[Node, Node, Node]]) -> int:
+    """Replace each producer by its fused node and drop the activation nodes; the number of pairs."""
     replace_by = {id(p): f for p, _, f in pairs}
     dropped = {id(r) for _, r, _ in pairs}
     graph.nodes = [replace_by.get(id(n), n) for n in graph.nodes if id(n) not in dropped]
     return len(pairs)
+
+
+def fuse_activations(graph: Graph) -> int:
+    """Rewrite ``graph`` in place (RELUs first, then HARD_SWISHes); returns the number of activations fused."""
+    fused = _rewrite(graph, fusable_pairs(graph))
+    return fused + _rewrite(graph, fusable_hard_swishes(graph))
 
 
 def fold_constants(graph: Graph) -> int:

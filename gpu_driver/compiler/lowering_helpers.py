@@ -72,9 +72,12 @@ def fdef(x: float) -> float:
     return float(np.float32(x))
 
 
-def float_act(lo: float, hi: float) -> dict:
-    """ACT_FMIN/ACT_FMAX/HAS_ACT defines of a fused activation clamp [lo, hi] on a float output."""
-    return {"HAS_ACT": int(not (math.isinf(lo) and math.isinf(hi))), "ACT_FMIN": fdef(lo), "ACT_FMAX": fdef(hi)}
+def float_act(lo: float, hi: float, nan_to_low: bool = False, hard_swish: bool = False) -> dict:
+    """HAS_ACT/ACT_FMIN/ACT_FMAX/ACT_NAN_LOW/ACT_HARD_SWISH defines of a fused activation on a float
+    output: the clamp [lo, hi], then a fused HARD_SWISH (FUSED_ACTIVATION in activations.h;
+    ``nan_to_low``, ``hard_swish`` as in ActivationParams)."""
+    return {"HAS_ACT": int(not (math.isinf(lo) and math.isinf(hi)) or hard_swish), "ACT_FMIN": fdef(lo),
+            "ACT_FMAX": fdef(hi), "ACT_NAN_LOW": int(nan_to_low), "ACT_HARD_SWISH": int(hard_swish)}
 
 
 def pad_dims(shape, rank: int = 4) -> tuple[int, ...]:
@@ -99,7 +102,8 @@ def axis_split(shape, axis: int) -> tuple[int, int, int]:
 
 def act_defines(params, out) -> dict:
     """Fused-activation defines from ActivationParams (float_min/max, act_min/max) for output ``out``."""
-    d = float_act(params.float_min, params.float_max)
+    d = float_act(params.float_min, params.float_max, getattr(params, "nan_to_low", False),
+                  getattr(params, "hard_swish", False))
     d["ACT_MIN"], d["ACT_MAX"] = (params.act_min, params.act_max) if out.is_quantized else (0, 0)
     return d
 

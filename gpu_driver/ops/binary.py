@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Callable
 import numpy as np
 
 from .. import quant
-from ..compiler.lowering_helpers import ctype, fdef, float_io, known, numel, params_ok, scalars_constant, Work
+from ..compiler.lowering_helpers import ctype, float_act, float_io, known, numel, params_ok, scalars_constant, Work
 from ..errors import failure
 from ..hal.types import OperandType, OperationType
 from .definition import (OpParams, TensorInfo, as_float32, broadcast_shapes, fuse_code, require,
@@ -62,9 +62,12 @@ class BroadcastParams(OpParams):
 
 @dataclass
 class BinaryParams(BroadcastParams):
-    """ADD / SUB / MUL / DIV: the broadcast shape and the fuse code (0 NONE, 1 RELU, 2 RELU1, 3 RELU6)."""
+    """ADD / SUB / MUL / DIV: the broadcast shape and the fuse code (0 NONE, 1 RELU, 2 RELU1, 3 RELU6);
+    ``nan_to_low`` and ``hard_swish`` as in ActivationParams."""
 
     activation: int = 0
+    nan_to_low: bool = False
+    hard_swish: bool = False
 
 
 # ---- signatures --------------------------------------------------------------------------------------
@@ -344,7 +347,8 @@ def lower_binary(ctx: LoweringContext) -> None:
     d = {"T": ctype(a), "COUNT": count, "OP": _OP_CODES[op], "KIND": kind, "BCAST": int(not same), "ROWS": rows,
          "QTABLE": 0, "QOFFSET": 0, "ZA": 0, "ZB": 0, "ZO": 0, "ACT_MIN": 0, "ACT_MAX": 0,
          "LEFT_SHIFT": ADD_LEFT_SHIFT, "M1": 0, "S1": 0, "M2": 0, "S2": 0, "MO": 0, "SO": 0,
-         "ACT_FMIN": 0.0, "ACT_FMAX": 0.0, **float_io(a)}
+         "ACT_FMIN": 0.0, "ACT_FMAX": 0.0, "ACT_NAN_LOW": 0, "ACT_HARD_SWISH": 0,
+         **float_io(a)}
     for k in range(4):
         d[f"D{k}"], d[f"SA{k}"], d[f"SB{k}"] = dims[k], sa[k], sb[k]
     inputs = [ctx.input(0), ctx.input(1)]
@@ -354,7 +358,8 @@ def lower_binary(ctx: LoweringContext) -> None:
             d["QTABLE"], d["QOFFSET"] = 1, -out.qrange[0]
             inputs.append(ctx.constant(_requantize_table(a, b, out)))
     elif kind == 0:
-        d["ACT_FMIN"], d["ACT_FMAX"] = (fdef(v) for v in float_activation_range(activation))
+        d.update(float_act(*float_activation_range(activation), getattr(ctx.params, "nan_to_low", False),
+                           getattr(ctx.params, "hard_swish", False)))
     ctx.emit("binary.cl", d, inputs, [ctx.output(0)], *(((count // dims[3],), Work.ROWS) if rows
                                                          else ((count,), Work.ELEMENTS)))
 

@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..compiler.lowering_helpers import (act_defines, ceil_div, ctype, fdef, float_io, known, numel, params_ok,
+from ..compiler.lowering_helpers import (act_defines, ceil_div, ctype, float_act, float_io, known, numel, params_ok,
                                          trailing_scalars_constant, Work)
 from ..hal.types import OperandType, OperationType
 from .definition import TensorInfo, require, require_nonempty
@@ -542,8 +542,7 @@ def _lower_transpose_vector(ctx: LoweringContext, p: TransposeConv2DParams) -> N
     d = {"CB": cb, "CBLOCKS": cop // cb, "PX": px, "PBLOCKS": ceil_div(p.out_w, px), "CO": co, "COP": cop,
          "CI": p.in_c, "H": p.in_h, "W": p.in_w,
          "OH": p.out_h, "OW": p.out_w, "ROWS": p.batch * p.out_h, "KH": p.kernel_h, "KW": p.kernel_w,
-         "SH": p.stride_h, "SW": p.stride_w, "PT": p.pad_top, "PL": p.pad_left,
-         "ACT_FMIN": fdef(lo), "ACT_FMAX": fdef(hi)}
+         "SH": p.stride_h, "SW": p.stride_w, "PT": p.pad_top, "PL": p.pad_left, **float_act(lo, hi, p.nan_to_low, p.hard_swish)}
     d.update(zip(("XN", "XY", "XX"), image_strides(p.batch, p.in_h, p.in_w, p.in_c, False)[:3]))
     d.update(zip(("ON", "OY", "OX"), image_strides(p.batch, p.out_h, p.out_w, co, False)[:3]))
     ctx.emit("conv_transpose.cl", d, [ctx.input(0), ctx.constant(w), ctx.constant(bias)], [ctx.output(0)],
@@ -579,7 +578,7 @@ def lower_conv_general(ctx: LoweringContext, p: Conv2DParams | None = None) -> N
          "SW": p.stride_w, "DH": p.dilation_h, "DW": p.dilation_w, "PT": p.pad_top, "PL": p.pad_left,
          "ZX": q.input_zero_point if q else 0, "ZW": q.filter_zero_point if q else 0,
          "ZO": q.output_zero_point if q else 0, "ACT_MIN": p.act_min, "ACT_MAX": p.act_max,
-         "ACT_FMIN": fdef(lo), "ACT_FMAX": fdef(hi)}
+         **float_act(lo, hi, p.nan_to_low, p.hard_swish)}
     for prefix, c in (("X", p.in_c), ("O", p.out_c)):
         h, w = (p.in_h, p.in_w) if prefix == "X" else (p.out_h, p.out_w)
         d.update(zip((prefix + "N", prefix + "Y", prefix + "X", prefix + "C"),

@@ -37,6 +37,9 @@ class ActivationParams(OpParams):
     CalculateActivationRangeFloat: NONE is [−FLT_MAX, FLT_MAX]).
     ``act_min``/``act_max``: integer clamp bounds for quantized outputs, in stored units (already
     including the output zero point and the type's range); (0, 0) for float outputs.
+    ``nan_to_low``: the activation is a float RELU operation fused into this one (compiler/fusion.py):
+    its clamp keeps the RELU operation's rule that a NaN gives ``float_min``.
+    ``hard_swish``: a float HARD_SWISH operation fused into this one, applied after the clamp.
     """
 
     activation: int = 0
@@ -44,6 +47,8 @@ class ActivationParams(OpParams):
     float_max: float = FLT_MAX
     act_min: int = 0
     act_max: int = 0
+    nan_to_low: bool = False
+    hard_swish: bool = False
 
 
 @dataclass

@@ -80,8 +80,7 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const ${T_IN}* RESTRICT in,
     const float n = ${ALPHA} * (gd_exp(x) - 1.0f);
     const float v = (0.0f < x ? x : 0.0f) + (n < 0.0f ? n : 0.0f);
 #else
-    const float r6 = 0.0f < x + 3.0f ? x + 3.0f : 0.0f;
-    const float v = x * (r6 < 6.0f ? r6 : 6.0f) / 6.0f;
+    const float v = gd_hard_swish(x);
 #endif
     ${STORE}(out, i, v);
 #endif

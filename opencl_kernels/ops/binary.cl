@@ -8,7 +8,8 @@
  * output.
  * OP: 0 ADD, 1 SUB, 2 MUL, 3 DIV, 4 MAXIMUM, 5 MINIMUM, 6 POW, 7 PRELU (B is alpha).
  * KIND 0 float: computed in fp32, read/written through LOAD/STORE (LOAD_HALF/STORE_HALF for fp16);
- *   ADD..DIV clamp to [ACT_FMIN, ACT_FMAX] as min(max(v, lo), hi), letting a NaN through;
+ *   ADD..DIV clamp to [ACT_FMIN, ACT_FMAX] with FUSED_ACTIVATION (activations.h: a NaN goes through, or
+ *   gives ACT_FMIN where a RELU operation was fused, ACT_NAN_LOW; then a fused HARD_SWISH);
  *   MAXIMUM/MINIMUM are a < b ? b : a and b < a ? b : a (a NaN operand yields A).
  * KIND 1 int32: ADD/SUB/MUL wrap (computed on uint); DIV is floor division, x / 0 = 0.
  * KIND 2 quantized (T uchar/char): ZA, ZB, ZO zero points; result clamped to [ACT_MIN, ACT_MAX].
@@ -117,8 +118,7 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const ${T}* RESTRICT a, GLOBAL const ${T}* RES
     float v = x >= 0.0f ? x : x * y;
 #endif
 #if ${OP} <= 3
-    v = v < (${ACT_FMIN}) ? (${ACT_FMIN}) : v;
-    v = (${ACT_FMAX}) < v ? (${ACT_FMAX}) : v;
+    FUSED_ACTIVATION(v, ${ACT_FMIN}, ${ACT_FMAX}, ${ACT_NAN_LOW}, ${ACT_HARD_SWISH});
 #endif
     ${STORE}(out, i, v);
 #endif

@@ -66,8 +66,7 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const ${T}* RESTRICT in, GLOBAL const ${MAC_T}
 #else
         float v = acc[p] + b0;
 #if ${HAS_ACT}
-        v = v < ${ACT_FMIN} ? ${ACT_FMIN} : v;   /* std::min(std::max(v, lo), hi): a NaN goes through */
-        v = ${ACT_FMAX} < v ? ${ACT_FMAX} : v;
+        FUSED_ACTIVATION(v, ${ACT_FMIN}, ${ACT_FMAX}, ${ACT_NAN_LOW}, ${ACT_HARD_SWISH});
 #endif
         out[o] = v;
 #endif

@@ -64,8 +64,7 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const float* RESTRICT in, GLOBAL const float* 
             for (int j = 0; j < ${VW}; ++j) {
                 float v = s[j];
 #if ${HAS_ACT}
-                v = v < ${ACT_FMIN} ? ${ACT_FMIN} : v;   /* std::min(std::max(v, lo), hi): a NaN goes through */
-                v = ${ACT_FMAX} < v ? ${ACT_FMAX} : v;
+                FUSED_ACTIVATION(v, ${ACT_FMIN}, ${ACT_FMAX}, ${ACT_NAN_LOW}, ${ACT_HARD_SWISH});
 #endif
                 out[o0 + p * ${CO} + j] = v;
             }

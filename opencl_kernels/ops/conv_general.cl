@@ -12,8 +12,8 @@
  * with iy*SH - PT + ky = oy (the scatter form read backwards; no such row = no contribution);
  * columns likewise with SW, PL, DW.  Out-of-range rows/columns contribute nothing.
  * Float (QUANT 0): LOAD/STORE, W_LOAD, B_LOAD read the input/output, filter and bias as float
- * (half or plain storage); fp32 accumulation, + bias, clamp to [ACT_FMIN, ACT_FMAX] as
- * std::max(std::min(v, hi), lo) (NaN stays NaN).
+ * (half or plain storage); fp32 accumulation, + bias, clamp to [ACT_FMIN, ACT_FMAX] and a fused
+ * HARD_SWISH: FUSED_ACTIVATION (activations.h).
  * QUANT 1: int32 accumulation of (x - ZX)(w - ZW); + bias; qp = [CO multipliers, CO shifts];
  * out = clamp(ZO + MBQM(acc, m, s), ACT_MIN, ACT_MAX). */
 KERNEL void ${KERNEL_NAME}(GLOBAL const ${T}* RESTRICT in, GLOBAL const ${WT}* RESTRICT w,
@@ -72,8 +72,7 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const ${T}* RESTRICT in, GLOBAL const ${WT}* R
     out[o] = (${T})q;
 #else
     float v = acc + ${B_LOAD}(bias, co);
-    v = ${ACT_FMAX} < v ? ${ACT_FMAX} : v;
-    v = v < ${ACT_FMIN} ? ${ACT_FMIN} : v;
+    FUSED_ACTIVATION(v, ${ACT_FMIN}, ${ACT_FMAX}, ${ACT_NAN_LOW}, ${ACT_HARD_SWISH});
     ${STORE}(out, o, v);
 #endif
 }

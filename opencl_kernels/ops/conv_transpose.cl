@@ -7,7 +7,7 @@
  * tap's row for input channel c is CB contiguous floats; bias: [COP] float.
  * Output element (n, y, x, c) is out[n*ON + y*OY + x*OX + c]; input (n, y, x, c) in[n*XN + y*XY +
  * x*XX + c].  fp32 sums in the order of the general kernel's taps and channels; + bias; clamp to
- * [ACT_FMIN, ACT_FMAX] (NaN stays NaN). */
+ * [ACT_FMIN, ACT_FMAX] and a fused HARD_SWISH: FUSED_ACTIVATION (activations.h). */
 KERNEL void ${KERNEL_NAME}(GLOBAL const float* RESTRICT in, GLOBAL const float* RESTRICT w,
                            GLOBAL const float* RESTRICT bias, GLOBAL float* RESTRICT out) {
     const int cb = GLOBAL_ID(0);
@@ -47,8 +47,7 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const float* RESTRICT in, GLOBAL const float* 
             if (co >= ${CO}) break;
 #endif
             float v = acc[j] + bias[co];
-            v = ${ACT_FMAX} < v ? ${ACT_FMAX} : v;
-            v = v < ${ACT_FMIN} ? ${ACT_FMIN} : v;
+            FUSED_ACTIVATION(v, ${ACT_FMIN}, ${ACT_FMAX}, ${ACT_NAN_LOW}, ${ACT_HARD_SWISH});
             o[co] = v;
         }
     }

@@ -79,8 +79,7 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const float* RESTRICT a, GLOBAL const float* R
 #else
             float v = acc[r][j] + bias[n];
 #if ${HAS_ACT}
-            v = v < ${ACT_FMIN} ? ${ACT_FMIN} : v;   /* std::min(std::max(v, lo), hi): a NaN goes through */
-            v = ${ACT_FMAX} < v ? ${ACT_FMAX} : v;
+            FUSED_ACTIVATION(v, ${ACT_FMIN}, ${ACT_FMAX}, ${ACT_NAN_LOW}, ${ACT_HARD_SWISH});
 #endif
             out[m * ${N} + n] = v;
 #endif

@@ -9,7 +9,7 @@
  * then clamp [ACT_MIN, ACT_MAX].
  * float (LOAD/STORE read and write float16 or float32 storage as float): max is AOSP's
  * acc = std::max(acc, x) = acc < x ? x : acc from -FLT_MAX (NaN cells never win);
- * the fused clamp is std::min(std::max(acc, ACT_FMIN), ACT_FMAX) (a NaN goes through). */
+ * the fused clamp is FUSED_CLAMP (activations.h; a NaN goes through). */
 KERNEL void ${KERNEL_NAME}(GLOBAL const ${T}* RESTRICT in, GLOBAL ${T}* RESTRICT out) {
     const int cb = GLOBAL_ID(0);
     const int ox = GLOBAL_ID(1);
@@ -80,8 +80,7 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const ${T}* RESTRICT in, GLOBAL ${T}* RESTRICT
         float r = acc[j];
 #endif
 #if ${HAS_ACT}
-        r = r < ${ACT_FMIN} ? ${ACT_FMIN} : r;
-        r = ${ACT_FMAX} < r ? ${ACT_FMAX} : r;
+        FUSED_CLAMP(r, ${ACT_FMIN}, ${ACT_FMAX}, ${ACT_NAN_LOW});
 #endif
         ${STORE}(out, o + j * ${OC}, r);
     }

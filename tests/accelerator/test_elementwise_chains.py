@@ -65,10 +65,36 @@ def test_six_op_chain_is_one_kernel():
     assert pm.memory_plan["kernels"] == 1
     assert pm.memory_plan["peak_bytes"] == 0  # no intermediate is stored
     (node,) = prepare_graph(model).nodes
-    assert isinstance(node, ElementwiseChain)  # the float RELU6 is a step of its own (its NaN rule)
-    assert [s.type for s in node.steps] == [O.ADD, O.RELU6, O.MUL, O.TANH, O.ADD, O.LOGISTIC]
+    assert isinstance(node, ElementwiseChain)
+    # the RELU6 is fused into the ADD before it, which then clamps with RELU6's NaN rule
+    assert [s.type for s in node.steps] == [O.ADD, O.MUL, O.TANH, O.ADD, O.LOGISTIC]
+    first = node.steps[0].params
+    assert (first.activation, first.nan_to_low) == (3, True)
     src = generate(lower(prepare_graph(model)).kernels, opencl_device().backend.compiler.prelude)
     assert src.count("KERNEL void gd") == 1 and "v = gd_tanh(v);" in src
+
+
+def test_hard_swish_in_a_chain_and_fused_into_its_add():
+    """TANH → HARD_SWISH → ADD → HARD_SWISH: the second HARD_SWISH is fused into the ADD before it, and
+    the chain is one kernel of three steps giving the reference's values."""
+    rng = np.random.default_rng(5)
+    b = gd.ModelBuilder()
+    x = b.add_input(F32, list(SHAPE))
+    y = b.add_input(F32, list(SHAPE))
+
+    def op(code, args):
+        out = b.add_operand(F32, list(SHAPE))
+        b.add_operation(code, args, [out])
+        return out
+
+    v = op(O.HARD_SWISH, [op(O.TANH, [x])])
+    v = op(O.HARD_SWISH, [op(O.ADD, [v, y, b.add_scalar(T.INT32, 0)])])
+    b.set_outputs([v])
+    model = b.finish()
+    pm = _check(model, [rng.uniform(-6, 6, SHAPE).astype(np.float32), rng.uniform(-6, 6, SHAPE).astype(np.float32)])
+    assert pm.memory_plan["kernels"] == 1
+    (node,) = prepare_graph(model).nodes
+    assert [s.type for s in node.steps] == [O.TANH, O.HARD_SWISH, O.ADD] and node.steps[2].params.hard_swish
 
 
 def test_floor_and_relu_chain_with_broadcast_head():

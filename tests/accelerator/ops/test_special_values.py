@@ -72,8 +72,8 @@ def test_reference_agrees_with_itself_on_nan_positions():
 
 def test_relu_after_an_operation_with_a_fused_activation_keeps_its_nan_rule(accelerator):
     """CONV_2D (fused activation NONE) then RELU: a NaN from the convolution becomes RELU's lower bound
-    (AOSP's std::max(0, NaN) = 0) on every device; fusing the RELU into the convolution's clamp would
-    let it through."""
+    (AOSP's std::max(0, NaN) = 0) on every device, also where the compiler fuses the RELU into the
+    convolution's clamp (FUSED_CLAMP with ACT_NAN_LOW)."""
     import gpu_driver as gd
     from gpu_driver import OperandType as T, OperationType as O
 
@@ -92,3 +92,80 @@ def test_relu_after_an_operation_with_a_fused_activation_keeps_its_nan_rule(acce
     for device in (gd.get_device("reference"), accelerator):
         out = device.prepare_model(model).execute(feed)[0].reshape(-1)
         assert out[0] == 0.0 and out[1] == 0.0 and out[2] == 2.0, (device.name, out)
+
+
+def _producer(b, op, x, shape):
+    """(output, input shapes) of ``op`` with fused activation NONE on input ``x`` of ``shape`` (NHWC, 2
+    channels; ones for weights, zero bias): a producer a following RELU can be fused into."""
+    import gpu_driver as gd
+    from gpu_driver import OperandType as T, OperationType as O
+
+    T32 = T.TENSOR_FLOAT32
+    n, h, w, c = shape
+    one, none = b.add_scalar(T.INT32, 1), b.add_scalar(T.INT32, 0)
+
+    def const(dims):
+        return b.add_constant(T32, dims, np.ones(int(np.prod(dims)), np.float32))
+
+    bias = b.add_constant(T32, [c], np.zeros(c, np.float32))
+    if op == "ADD":
+        y = b.add_input(T32, list(shape))
+        args, out_shape, code = [x, y, none], list(shape), O.ADD
+    elif op == "FULLY_CONNECTED":
+        args, out_shape, code = [x, const([c, h * w * c]), bias, none], [n, c], O.FULLY_CONNECTED
+    elif op in ("CONV_2D 1x1", "CONV_2D 3x3"):
+        k = 1 if op.endswith("1x1") else 3
+        args, out_shape, code = [x, const([c, k, k, c]), bias, one, one, one, none], list(shape), O.CONV_2D
+    elif op == "DEPTHWISE_CONV_2D":
+        args, out_shape, code = [x, const([1, 3, 3, c]), bias, one, one, one, one, none], list(shape), \
+            O.DEPTHWISE_CONV_2D
+    elif op == "GROUPED_CONV_2D":
+        args, out_shape, code = [x, const([c, 3, 3, 1]), bias, one, one, one, b.add_scalar(T.INT32, c), none,
+                                 b.add_scalar(T.BOOL, False)], list(shape), O.GROUPED_CONV_2D
+    else:
+        assert op == "TRANSPOSE_CONV_2D", op
+        dims = b.add_constant(T.TENSOR_INT32, [4], np.array(shape, np.int32))
+        args, out_shape, code = [x, const([c, 3, 3, c]), bias, dims, one, one, one, none,
+                                 b.add_scalar(T.BOOL, False)], list(shape), O.TRANSPOSE_CONV_2D
+    out = b.add_operand(T32, out_shape)
+    b.add_operation(code, args, [out])
+    assert isinstance(b, gd.ModelBuilder)
+    return out, out_shape
+
+
+@pytest.mark.parametrize("relu", ["RELU", "RELU1", "RELU6", "HARD_SWISH"])
+@pytest.mark.parametrize("producer", ["ADD", "FULLY_CONNECTED", "CONV_2D 1x1", "CONV_2D 3x3", "DEPTHWISE_CONV_2D",
+                                      "GROUPED_CONV_2D", "TRANSPOSE_CONV_2D"])
+def test_relu_fused_into_each_producer_keeps_its_nan_rule(accelerator, producer, relu):
+    """A float RELU / RELU1 / RELU6 / HARD_SWISH after each kind of producer with a fused activation:
+    the compiler fuses it (no such node is left), and NaNs, infinities and values beyond the bounds come
+    out as the reference device computes them unfused: a NaN gives a RELU's lower bound; HARD_SWISH
+    gets finite values across its three pieces."""
+    import gpu_driver as gd
+    from gpu_driver import OperandType as T, OperationType as O
+    from gpu_driver.compiler.pipeline import prepare_graph
+
+    shape = (1, 3, 3, 2)
+    b = gd.ModelBuilder()
+    x = b.add_input(T.TENSOR_FLOAT32, list(shape))
+    mid, out_shape = _producer(b, producer, x, shape)
+    y = b.add_operand(T.TENSOR_FLOAT32, out_shape)
+    b.add_operation(O[relu], [mid], [y])
+    b.set_outputs([y])
+    model = b.finish()
+    assert O[relu] not in [node.type for node in prepare_graph(model).nodes]
+    if relu == "HARD_SWISH":   # its three pieces: 0 below -3, x·(x + 3)/6 between, x above 3
+        values = np.array([-4.0, -2.5, -1.0, 0.0, 0.5, 2.0, 3.5, 5.0, -0.25], np.float32) / 2
+    else:
+        values = np.array([np.nan, 0.25, -3.0, np.inf, -np.inf, 9.0, -0.5, 2.0, 0.75], np.float32)
+    feed = [np.resize(values, shape).astype(np.float32)]
+    if producer == "ADD":
+        feed.append(np.resize(values[::-1], shape).astype(np.float32))
+    got = accelerator.prepare_model(model).execute(feed)[0]
+    want = gd.get_device("reference").prepare_model(model).execute(feed)[0]
+    if relu == "HARD_SWISH":
+        assert np.isfinite(want).all()
+    else:
+        lo = {"RELU": 0.0, "RELU1": -1.0, "RELU6": 0.0}[relu]
+        assert not np.isnan(want).any() and (want == lo).any()
+    np.testing.assert_array_equal(got, want)
