@@ -150,6 +150,9 @@ def reference_l2_pool_2d(p: Pool2DParams, inputs: list[TensorInfo], outputs: lis
 _KIND_CODES = {"average": 0, "max": 1, "l2": 2}  # KIND in pooling.cl
 #: channels per work item of pooling.cl (CB): the widest of these that divides the channel count
 _CHANNEL_BLOCKS = (16, 8, 4, 2, 1)
+#: below this many work items (a global pool has one output cell) CB halves, down to 1: on a GPU one
+#: work item summing a whole image for 16 channels is one thread doing the whole pool
+_FEW_ITEMS = 256
 
 
 def supports_pool(ctx: LoweringContext) -> bool:
@@ -172,7 +175,10 @@ def lower_pool(ctx: LoweringContext) -> None:
     d.update(zip(("ON", "OY", "OX", "OC"), image_strides(p.batch, p.out_h, p.out_w, p.in_c, p.nchw)))
     d.update(float_io(x))
     d.update(act_defines(p, out))
-    d["CB"] = next(b for b in _CHANNEL_BLOCKS if p.in_c % b == 0)
+    cb = next(b for b in _CHANNEL_BLOCKS if p.in_c % b == 0)
+    while cb > 1 and p.in_c // cb * p.out_w * p.batch * p.out_h < _FEW_ITEMS:
+        cb //= 2   # the blocks are powers of two: a half still divides C
+    d["CB"] = cb
     ctx.emit("pooling.cl", d, [ctx.input(0)], [ctx.output(0)], (p.in_c // d["CB"], p.out_w, p.batch * p.out_h))
 
 

@@ -9,7 +9,10 @@ from .models import F32, OP, OT, Q8A, In, Out, Scalar, i32
 F16, Q8AS = OT.TENSOR_FLOAT16, OT.TENSOR_QUANT8_ASYMM_SIGNED
 # (n, h, w, c, kh, kw, stride, padding (code or 4-tuple), act)
 CASES = [(1, 5, 6, 3, 3, 3, 1, 1, 0), (2, 7, 5, 9, 2, 3, 2, (0, 1, 1, 0), 1), (1, 9, 8, 4, 3, 2, 2, 2, 3),
-         (3, 4, 4, 5, 4, 4, 1, 1, 2), (1, 6, 7, 17, 2, 2, 2, (1, 1, 1, 1), 0)]
+         (3, 4, 4, 5, 4, 4, 1, 1, 2), (1, 6, 7, 17, 2, 2, 2, (1, 1, 1, 1), 0),
+         # a global pool (one output cell: one channel per work item) and a pool with enough output
+         # cells to keep 16 channels per work item
+         (1, 12, 10, 32, 12, 10, 1, 2, 0), (1, 20, 20, 16, 2, 2, 1, 2, 1)]
 QUANT = {Q8A: (0.05, 120), Q8AS: (0.05, -7)}
 
 
