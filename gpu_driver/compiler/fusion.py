@@ -41,32 +41,35 @@ def consumers(graph: Graph) -> dict[int, list[Node]]:
     return out
 
 
+def _sole_consumers(graph: Graph, kinds) -> list[tuple[Node, int, Node]]:
+    """(producer, position of its fuse-code input, consumer) for every operation with a fused
+    activation whose one output is not a model output and has exactly one consumer, of a type in
+    ``kinds`` (with params)."""
+    users = consumers(graph)
+    model_outputs = set(graph.subgraph.output_indexes)
+    found = []
+    for node in graph.nodes:
+        pos = activation_input(node, graph) if node.params is not None else None
+        if pos is None or len(node.outputs) != 1 or node.outputs[0] in model_outputs:
+            continue
+        us = users.get(node.outputs[0], [])
+        if len(us) == 1 and us[0].type in kinds and us[0].params is not None:
+            found.append((node, pos, us[0]))
+    return found
+
+
 def fusable_pairs(graph: Graph) -> list[tuple[Node, Node, Node]]:
     """(producer, activation node, producer re-defined with the activation) for every fusable pair.
 
     The third element is a new Node (the producer's index, inputs and params with the fused code,
     and the activation's outputs) — the graph is not modified.
     """
-    users = consumers(graph)
-    model_outputs = set(graph.subgraph.output_indexes)
     pairs = []
-    for node in graph.nodes:
-        if node.params is None:
-            continue
-        pos = activation_input(node, graph)
-        if pos is None or len(node.outputs) != 1:
-            continue
-        out = node.outputs[0]
-        if out in model_outputs:
-            continue
+    for node, pos, relu in _sole_consumers(graph, RELU_FUSE_CODES):
         act_info = graph.tensors[node.inputs[pos]]
         if act_info.value is None or int(act_info.value) != 0:
             continue
-        us = users.get(out, [])
-        if len(us) != 1 or us[0].type not in RELU_FUSE_CODES or us[0].params is None:
-            continue
-        relu = us[0]
-        src, dst = graph.tensors[out], graph.tensors[relu.outputs[0]]
+        src, dst = graph.tensors[node.outputs[0]], graph.tensors[relu.outputs[0]]
         if src.type != dst.type or src.scale != dst.scale or src.zero_point != dst.zero_point:
             continue
         ins = list(graph.infos(node.inputs))
@@ -87,23 +90,15 @@ def fusable_pairs(graph: Graph) -> list[tuple[Node, Node, Node]]:
 def fusable_hard_swishes(graph: Graph) -> list[tuple[Node, Node, Node]]:
     """(producer, HARD_SWISH node, producer with it fused) for every float HARD_SWISH that is the only
     consumer of the output of an operation with a fused activation; the graph is not modified."""
-    users = consumers(graph)
-    model_outputs = set(graph.subgraph.output_indexes)
     pairs = []
-    for node in graph.nodes:
-        if node.params is None or activation_input(node, graph) is None or len(node.outputs) != 1:
-            continue
-        out = node.outputs[0]
-        us = users.get(out, [])
-        if out in model_outputs or len(us) != 1 or us[0].type != OperationType.HARD_SWISH or us[0].params is None:
-            continue
-        src, dst = graph.tensors[out], graph.tensors[us[0].outputs[0]]
+    for node, _, swish in _sole_consumers(graph, (OperationType.HARD_SWISH,)):
+        src, dst = graph.tensors[node.outputs[0]], graph.tensors[swish.outputs[0]]
         if (OPERAND_TYPE_INFO[src.type].quant_range is not None or src.type != dst.type
                 or getattr(node.params, "hard_swish", True)):
             continue
-        fused = Node(node.index, node.type, list(node.inputs), list(us[0].outputs),
+        fused = Node(node.index, node.type, list(node.inputs), list(swish.outputs),
                      replace(node.params, hard_swish=True))
-        pairs.append((node, us[0], fused))
+        pairs.append((node, swish, fused))
     return pairs
 
 

@@ -102,8 +102,7 @@ def axis_split(shape, axis: int) -> tuple[int, int, int]:
 
 def act_defines(params, out) -> dict:
     """Fused-activation defines from ActivationParams (float_min/max, act_min/max) for output ``out``."""
-    d = float_act(params.float_min, params.float_max, getattr(params, "nan_to_low", False),
-                  getattr(params, "hard_swish", False))
+    d = float_act(params.float_min, params.float_max, params.nan_to_low, params.hard_swish)
     d["ACT_MIN"], d["ACT_MAX"] = (params.act_min, params.act_max) if out.is_quantized else (0, 0)
     return d
 

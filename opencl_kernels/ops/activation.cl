@@ -68,8 +68,8 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const ${T_IN}* RESTRICT in,
 #else
     const float x = ${LOAD}(in, i);
 #if ${OP} == 0
-    float v = ${FMIN} < x ? x : ${FMIN};
-    v = ${FMAX} < v ? ${FMAX} : v;
+    float v = x;
+    FUSED_CLAMP(v, ${FMIN}, ${FMAX}, 1);   /* std::min(std::max(lo, x), hi): a NaN gives lo */
 #elif ${OP} == 1
     const float v = floor(x);
 #elif ${OP} == 2
