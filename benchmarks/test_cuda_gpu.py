@@ -28,7 +28,7 @@ import pytest
 import gpu_driver as gd
 from benchmarks.machine import cpu_model, load_average
 from benchmarks.test_execution_modes import _mode
-from benchmarks.test_mobilenet_onnxruntime import MODELS, to_onnx
+from benchmarks.test_mobilenet_onnxruntime import MODELS, alternate_all, to_onnx
 from benchmarks.test_overhead import _request
 from gpu_driver.zoo import add_model
 
@@ -138,20 +138,6 @@ def torch_peers(onnx_bytes: bytes, x: np.ndarray) -> dict:
     return {f"{version} eager": eager, f"{version} CUDA graph": replay}
 
 
-def alternate(runs: dict, x: np.ndarray, rounds: int = ROUNDS) -> dict[str, float]:
-    """Median seconds per call of each ``run(x)``, all of them in turn each round after 3 warm-ups."""
-    for _ in range(3):
-        for run in runs.values():
-            run(x)
-    times = {name: [] for name in runs}
-    for _ in range(rounds):
-        for name, run in runs.items():
-            t0 = time.perf_counter()
-            run(x)
-            times[name].append(time.perf_counter() - t0)
-    return {name: statistics.median(t) for name, t in times.items()}
-
-
 def mobilenet_runs(device, name: str, batch: int):
     """(x, {label: run}) for one MobileNet: ours and every peer that installs, outputs checked."""
     bm = MODELS[name](batch=batch)
@@ -202,7 +188,7 @@ def add_modes(device) -> dict[str, float]:
     runs = {m: _mode(m, pm, request, 1)[0] for m in ("sync", "burst", "reusable")}
     if device.name.startswith("cuda"):
         runs["bare CuPy floor"] = bare_cupy_add(device)
-    medians = alternate({k: (lambda _x, f=f: f()) for k, f in runs.items()}, None, ADD_ROUNDS)
+    medians = alternate_all(runs, ADD_ROUNDS)
     out = np.frombuffer(request.pools[1].view(), np.float32, 16)
     np.testing.assert_array_equal(out, 2.0)
     return {k: v * 1e6 for k, v in medians.items()}
@@ -255,7 +241,7 @@ def write_page(path: str, device_name: str, rounds: int = ROUNDS) -> str:
     for name in sorted(MODELS):
         for batch in BATCHES:
             x, runs = mobilenet_runs(device, name, batch)
-            medians = alternate(runs, x, rounds)
+            medians = alternate_all({label: (lambda run=run: run(x)) for label, run in runs.items()}, rounds)
             for label, t in medians.items():
                 lines.append(f"| {name} | {batch} | {label} | {t * 1e3:.3f} | {medians['ours'] / t:.2f} |")
             print("\n".join(lines[-len(medians):]), flush=True)

@@ -159,20 +159,25 @@ def quant_input(bm: zoo.BenchModel, seed: int = 0) -> np.ndarray:
 
 # ---- measurement ----------------------------------------------------------------------------------
 
+def alternate_all(runs: dict, rounds: int = ROUNDS) -> dict[str, float]:
+    """Median seconds per call of each callable of ``runs``, all of them in turn each round after 3
+    warm-up rounds."""
+    for _ in range(3):
+        for run in runs.values():
+            run()
+    times = {name: [] for name in runs}
+    for _ in range(rounds):
+        for name, run in runs.items():
+            t0 = time.perf_counter()
+            run()
+            times[name].append(time.perf_counter() - t0)
+    return {name: statistics.median(t) for name, t in times.items()}
+
+
 def alternate(ours, peer, rounds: int = ROUNDS) -> tuple[float, float]:
     """Median seconds of ``ours()`` and ``peer()`` run alternately after warm-ups."""
-    for _ in range(3):
-        ours()
-        peer()
-    a, b = [], []
-    for _ in range(rounds):
-        t0 = time.perf_counter()
-        ours()
-        a.append(time.perf_counter() - t0)
-        t0 = time.perf_counter()
-        peer()
-        b.append(time.perf_counter() - t0)
-    return statistics.median(a), statistics.median(b)
+    medians = alternate_all({"ours": ours, "peer": peer}, rounds)
+    return medians["ours"], medians["peer"]
 
 
 def _ours_vs_onnxruntime(device, name: str):
