@@ -51,17 +51,16 @@ CHUNK = 25   # cases per task of a worker process
 _worker: dict = {}   # in a worker process: its device and its selection of cases
 
 
-def _start_worker(args) -> None:
-    _worker["device"] = {name: gpu_driver.get_device(name) for name in args.device}
+def _start_worker(device_name: str, args) -> None:
+    _worker["device"] = gpu_driver.get_device(device_name)
     _worker["cases"] = select(args)
 
 
-def _run_chunk(device_name: str, dynamic: bool, indexes: list[int]) -> list[tuple[str, str]]:
-    """(outcome, detail) of the selected cases ``indexes`` on ``device_name``, in a worker process."""
-    device = _worker["device"][device_name]
+def _run_chunk(dynamic: bool, indexes: list[int]) -> list[tuple[str, str]]:
+    """(outcome, detail) of the selected cases ``indexes`` on the worker's device."""
     out = []
     for i in indexes:
-        r = run_case(device, _worker["cases"][i], dynamic)
+        r = run_case(_worker["device"], _worker["cases"][i], dynamic)
         out.append((r.outcome, r.detail))
     return out
 
@@ -77,10 +76,9 @@ def _results(device, cases: list[dict], args, progress):
             yield case, r.outcome, r.detail
         return
     chunks = [list(range(i, min(i + CHUNK, len(cases)))) for i in range(0, len(cases), CHUNK)]
-    worker_args = argparse.Namespace(**{**vars(args), "device": [device.name]})
     with concurrent.futures.ProcessPoolExecutor(args.jobs, mp_context=multiprocessing.get_context("spawn"),
-                                                initializer=_start_worker, initargs=(worker_args,)) as pool:
-        futures = [pool.submit(_run_chunk, device.name, args.dynamic, chunk) for chunk in chunks]
+                                                initializer=_start_worker, initargs=(device.name, args)) as pool:
+        futures = [pool.submit(_run_chunk, args.dynamic, chunk) for chunk in chunks]
         for chunk, future in zip(chunks, futures):
             for i, (outcome, detail) in zip(chunk, future.result()):
                 yield cases[i], outcome, detail
