@@ -255,7 +255,8 @@ def write_page(path: str, rounds: int = ROUNDS) -> str:
              f"Machine: {cpu_model()}, {os.cpu_count()} CPUs; "
              f"`uptime` load before: {os.getloadavg()[0]:.2f}; device {device.name} "
              f"({device.get_version_string()}); ONNX Runtime {onnxruntime.__version__} CPUExecutionProvider, "
-             f"{THREADS} threads; tile tuning {'on' if autotune.enabled() else 'off'}.", "",
+             f"{THREADS} threads; tile tuning {'on' if autotune.enabled() else 'off'}; "
+             f"POCL_AFFINITY={os.environ.get('POCL_AFFINITY', 'unset')}.", "",
              "Command: `python -m benchmarks.test_mobilenet_onnxruntime --out PAGE`. One process, "
              f"alternating runs ({rounds} rounds after 3 warm-ups, medians; `PreparedModel.execute` with "
              "its copies vs `InferenceSession.run`), same weights (the zoo model exported to ONNX; outputs "

@@ -41,15 +41,36 @@ RANK_ACCELERATOR = 150
 RANK_CPU = 100
 
 
+def pocl_defaults(allowed_cpus: set[int], cpu_count: int) -> dict[str, str]:
+    """The PoCL settings this backend sets before PoCL initialises (an explicit user setting wins).
+
+    - POCL_WORK_GROUP_SPECIALIZATION=0: PoCL re-specialises each kernel's work-group function for
+      the local size at its first launch (tens of ms per kernel, seconds for a model), i.e. on the
+      first execution.  Its program binary already holds a generic work-group function; using it
+      moves all compilation into prepare_model / prepare_model_from_cache, and measured no slower on
+      MobileNet (see benchmarks/results).
+    - POCL_DEVICES: both CPU devices, "basic" becoming the inline lane of "pthread" (module docstring).
+    - POCL_AFFINITY=1, when the process may run on every CPU: worker thread i stays on CPU i.  Left
+      to the scheduler, the workers of a kernel often shared one core (MobileNet v2 on 2 cores ran
+      no faster threaded than on the basic device; pinned, 1.3-1.5x faster).  PoCL pins to CPUs
+      0..n-1, so a process confined to some CPUs (taskset, cpuset) keeps the scheduler's placement.
+    """
+    defaults = {"POCL_WORK_GROUP_SPECIALIZATION": "0", "POCL_DEVICES": "pthread basic"}
+    if cpu_count > 1 and allowed_cpus == set(range(cpu_count)):
+        defaults["POCL_AFFINITY"] = "1"
+    return defaults
+
+
+def _allowed_cpus() -> set[int]:
+    try:
+        return set(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # no affinity API (not Linux): every CPU
+        return set(range(os.cpu_count() or 1))
+
+
 def _cl():
-    # PoCL re-specialises each kernel's work-group function for the local size at its first launch
-    # (tens of ms per kernel, seconds for a model), i.e. on the first execution.  Its program binary
-    # already holds a generic work-group function; using it moves all compilation into
-    # prepare_model / prepare_model_from_cache, and measured no slower on MobileNet (see
-    # benchmarks/results).  Set before PoCL initialises; an explicit user setting wins.
-    os.environ.setdefault("POCL_WORK_GROUP_SPECIALIZATION", "0")
-    # both PoCL CPU devices: "basic" becomes the inline lane of "pthread" (module docstring)
-    os.environ.setdefault("POCL_DEVICES", "pthread basic")
+    for name, value in pocl_defaults(_allowed_cpus(), os.cpu_count() or 1).items():
+        os.environ.setdefault(name, value)
     import pyopencl as cl  # noqa: WPS433 (lazy: optional dependency)
     return cl
 

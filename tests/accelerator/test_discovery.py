@@ -65,3 +65,24 @@ def test_discovery_probe_leaves_out_a_device_that_cannot_compile(caplog):
     with caplog.at_level("WARNING", logger="gpu_driver.backends.opencl"):
         assert not opencl._compiles(cl, NotADevice())
     assert "left out" in caplog.text
+
+
+def test_pocl_pins_its_workers_only_when_the_process_may_use_every_cpu():
+    from gpu_driver.backends.opencl import pocl_defaults
+
+    every = pocl_defaults({0, 1}, 2)
+    assert every == {"POCL_WORK_GROUP_SPECIALIZATION": "0", "POCL_DEVICES": "pthread basic", "POCL_AFFINITY": "1"}
+    # PoCL pins worker i to CPU i: a process confined to other CPUs, or one CPU, is left to the scheduler
+    assert "POCL_AFFINITY" not in pocl_defaults({2, 3}, 4)
+    assert "POCL_AFFINITY" not in pocl_defaults({0, 1}, 4)
+    assert "POCL_AFFINITY" not in pocl_defaults({0}, 1)
+
+
+def test_pocl_settings_are_in_the_environment_before_pocl_starts():
+    import os
+
+    opencl_device()  # PoCL initialised through the backend
+    assert os.environ["POCL_WORK_GROUP_SPECIALIZATION"] in ("0", "1")
+    assert os.environ["POCL_DEVICES"]
+    if len(os.sched_getaffinity(0)) == os.cpu_count() > 1:
+        assert os.environ.get("POCL_AFFINITY") is not None

@@ -1,7 +1,7 @@
 """Run the AOSP conformance cases on devices and report by operation.
 
     python -m tests.conformance.run_conformance [--device reference --device opencl:0]
-        [--version V1_2] [--op ABS] [--name SUBSTRING] [--dynamic] [--sample N] [--failures N] [--json FILE]
+        [--version V1_2] [--op ABS] [--name SUBSTRING] [--dynamic] [--sample N [--offset K]] [--failures N] [--json FILE]
         [--jobs N]
 
 Prints, per device, the share of good outcomes (pass, refusal above the device's feature level,
@@ -35,7 +35,7 @@ def select(args) -> list[dict]:
     cases = []
     for v in args.version or versions():
         for i, c in enumerate(load(v)):
-            if i % args.sample:
+            if i % args.sample != args.offset:
                 continue
             names = operation_names(c)
             if args.op and not any(op in names for op in args.op):
@@ -93,6 +93,8 @@ def main(argv=None) -> int:
     parser.add_argument("--name", help="only cases whose name contains this")
     parser.add_argument("--dynamic", action="store_true", help="declare the outputs' dimensions unknown")
     parser.add_argument("--sample", type=int, default=1, metavar="N", help="only every N-th case of each spec folder")
+    parser.add_argument("--offset", type=int, default=0, metavar="K",
+                        help="with --sample N: the cases numbered K modulo N (default 0: the first of each N)")
     parser.add_argument("--failures", type=int, default=0, help="list this many failing cases per device")
     parser.add_argument("--json", help="write every result here")
     parser.add_argument("--jobs", type=int, default=1, metavar="N", help="worker processes (default 1: this one)")
