@@ -9,6 +9,12 @@
   activation lets NaN through, and the kernels' clamp (FUSED_CLAMP) keeps the RELU's rule.  A float
   HARD_SWISH that is the only consumer of such an operation's output joins it too (``hard_swish``,
   applied after its clamp: FUSED_ACTIVATION).
+- :func:`fuse_residual_adds`: a float ADD (no broadcast) one of whose operands is the output of an
+  operation that can add a tensor in its epilogue (its family registers ``accepts_residual``; fused
+  activation NONE, sole consumer the ADD) disappears into that operation: the ADD's other operand
+  becomes the producer's last input (``residual``) and the ADD's activation its fused activation.
+  The other operand must exist when the producer runs (a model input, or an earlier node's output).
+  Runs after support is decided: the fused node has an input its signature does not list.
 - :func:`fold_constants`: a node whose inputs are all constant is computed once, at preparation, with
   the reference device's kernel; its outputs become constants (``TensorInfo.value`` set).
 
@@ -19,9 +25,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..graph import Graph, Node
-from ..hal.types import OPERAND_TYPE_INFO, OperationType
+from ..hal.types import OPERAND_TYPE_INFO, OperandType, OperationType
 from ..ops.activation import RELU_FUSE_CODES
 from ..ops.catalog import define, lookup
+from .lowering import LoweringContext
 
 
 def activation_input(node: Node, graph: Graph) -> int | None:
@@ -114,6 +121,68 @@ def fuse_activations(graph: Graph) -> int:
     """Rewrite ``graph`` in place (RELUs first, then HARD_SWISHes); returns the number of activations fused."""
     fused = _rewrite(graph, fusable_pairs(graph))
     return fused + _rewrite(graph, fusable_hard_swishes(graph))
+
+
+def _residual_fusion(graph: Graph, add: Node, side: int, producers: dict[int, Node], order: dict[int, int],
+                     users: dict[int, list[Node]]) -> Node | None:
+    """The producer of ``add``'s input ``side`` re-defined with the ADD fused, or None when it cannot be."""
+    mine, other = add.inputs[side], add.inputs[1 - side]
+    node = producers.get(mine)
+    if node is None or node.params is None or users.get(mine) != [add]:
+        return None
+    entry = lookup(node.type)
+    pos = activation_input(node, graph)
+    if entry is None or entry.accepts_residual is None or pos is None or len(node.outputs) != 1:
+        return None
+    code = graph.tensors[node.inputs[pos]]
+    p = node.params
+    if (code.value is None or int(code.value) != 0 or getattr(p, "residual", True)
+            or getattr(p, "hard_swish", False) or getattr(p, "nan_to_low", False)):
+        return None
+    source = producers.get(other)
+    if graph.tensors[other].value is not None or (source is not None and order[id(source)] >= order[id(node)]):
+        return None  # a constant, or not computed yet when the producer runs
+    try:
+        if not entry.accepts_residual(LoweringContext(graph, node)):
+            return None
+        ins = list(graph.infos(node.inputs))
+        ins[pos] = replace(code, value=add.params.activation)
+        params = define(node.type, ins, graph.infos(add.outputs))
+    except Exception:
+        return None
+    params = replace(params, residual=True, nan_to_low=add.params.nan_to_low, hard_swish=add.params.hard_swish)
+    return Node(node.index, node.type, [*node.inputs, other], list(add.outputs), params)
+
+
+def fusable_residual_adds(graph: Graph) -> list[tuple[Node, Node, Node]]:
+    """(producer, ADD node, producer with the ADD fused) for every fusable residual ADD (float32
+    operands and result of one shape); when both operands qualify, the later producer takes the ADD.
+    The graph is not modified."""
+    users = consumers(graph)
+    model_outputs = set(graph.subgraph.output_indexes)
+    producers = {o: n for n in graph.nodes for o in n.outputs if o not in model_outputs}
+    order = {id(n): k for k, n in enumerate(graph.nodes)}
+    found, taken = [], set()
+    for add in graph.nodes:
+        if add.type != OperationType.ADD or add.params is None or len(add.inputs) < 2:
+            continue
+        a, b, out = (graph.tensors[i] for i in (add.inputs[0], add.inputs[1], add.outputs[0]))
+        if not (a.type == b.type == out.type == OperandType.TENSOR_FLOAT32 and a.known_shape and b.known_shape
+                and tuple(a.shape) == tuple(b.shape) == tuple(out.shape)):
+            continue
+        options = [(f, add.inputs[side]) for side in (0, 1)
+                   if (f := _residual_fusion(graph, add, side, producers, order, users)) is not None]
+        options = [(f, t) for f, t in options if id(producers[t]) not in taken]
+        if options:
+            fused, tensor = max(options, key=lambda o: order[id(producers[o[1]])])
+            taken.add(id(producers[tensor]))
+            found.append((producers[tensor], add, fused))
+    return found
+
+
+def fuse_residual_adds(graph: Graph) -> int:
+    """Rewrite ``graph`` in place; returns the number of ADDs fused."""
+    return _rewrite(graph, fusable_residual_adds(graph))
 
 
 def fold_constants(graph: Graph) -> int:

@@ -65,10 +65,13 @@ class Conv2DParams(Window2DParams):
     """CONV_2D: filter [out_c, kernel_h, kernel_w, in_c], bias [out_c].
 
     out[n,y,x,o] = act(bias[o] + Σ_{i,j,c} in[n, y·sh − pt + i·dh, x·sw − pl + j·dw, c]·filter[o,i,j,c]).
-    ``quant`` is None for float types.
+    ``quant`` is None for float types.  ``residual``: a float ADD fused into this operation
+    (compiler/fusion.py): the node's last input, of the output's shape, is added to the sum before
+    the fused activation (the ADD's).
     """
 
     quant: Requantization | None = None
+    residual: bool = False
 
 
 @dataclass
@@ -430,6 +433,19 @@ def _pixel_tile(width: int, most: int) -> int:
     return min(most, width)
 
 
+def _is_pointwise(p: Conv2DParams) -> bool:
+    """1×1, stride 1, no padding: a GEMM over the pixels (ops/gemm.py)."""
+    return (p.kernel_h == p.kernel_w == 1 and p.stride_h == p.stride_w == 1
+            and p.pad_top == p.pad_left == p.pad_bottom == p.pad_right == 0)
+
+
+def conv_2d_accepts_residual(ctx: LoweringContext) -> bool:
+    """A float32 1×1 convolution lowered as a GEMM adds a residual tensor in its epilogue."""
+    p = ctx.params
+    return (p.batch > 0 and p.quant is None and _supports_tiled(ctx) and _is_pointwise(p)
+            and ctx.outputs[0].type == F32)
+
+
 def lower_conv_2d(ctx: LoweringContext) -> None:
     p = ctx.params
     if p.batch == 0:
@@ -438,10 +454,10 @@ def lower_conv_2d(ctx: LoweringContext) -> None:
         lower_conv_general(ctx)
         return
     w = _weights(ctx, p)                                 # [CO, KH, KW, CI]
-    if p.kernel_h == p.kernel_w == 1 and p.stride_h == p.stride_w == 1 and \
-            p.pad_top == p.pad_left == p.pad_bottom == p.pad_right == 0:
+    if _is_pointwise(p):
         lower_gemm(ctx, ctx.input(0), p.batch * p.out_h * p.out_w, w.reshape(p.out_c, p.in_c),
-                   _bias(ctx), p.quant, ctype(ctx.inputs[0]), act_defines(p, ctx.outputs[0]))
+                   _bias(ctx), p.quant, ctype(ctx.inputs[0]), act_defines(p, ctx.outputs[0]),
+                   ctx.input(len(ctx.node.inputs) - 1) if p.residual else None)
         return
     co = p.out_c
     mac = mac_type(p.quant, ctype(ctx.inputs[0]), p.kernel_h * p.kernel_w * p.in_c, w)
@@ -623,7 +639,7 @@ def transpose_multiply_adds(inputs: list[TensorInfo], outputs: list[TensorInfo])
 
 @operation(OperationType.CONV_2D, signature=CONV_2D_SIGNATURE, reference=reference_conv_2d, lower=lower_conv_2d,
            supports=supports_conv, fused_activation_input=conv_2d_fused_activation_input,
-           multiply_adds=filter_rows_multiply_adds)
+           multiply_adds=filter_rows_multiply_adds, accepts_residual=conv_2d_accepts_residual)
 def conv_2d(inputs: list[TensorInfo], outputs: list[TensorInfo]) -> Conv2DParams:
     return _conv("CONV_2D", inputs, outputs, depthwise=False)
 

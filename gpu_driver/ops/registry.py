@@ -31,6 +31,9 @@ SupportPredicate = Callable[["LoweringContext"], bool]
 #: depend on the data, for these operands (shapes known, scalars constant); None when its kernel does
 #: not run them (accelerators run such an operation as a step of its own, accelerator.control_flow)
 DataDependentLowering = Callable[[list[TensorInfo], list[TensorInfo]], "DataDependentKernel | None"]
+#: ``fn(ctx) -> bool``: whether the lowering can add a float tensor of the output's shape, given as the
+#: node's last input, to its result before the fused activation (compiler/fusion.py fuses an ADD)
+ResidualPredicate = Callable[["LoweringContext"], bool]
 #: ``fn(inputs) -> index``: the input holding the fused activation code, None when there is none
 FusedActivationInput = Callable[[list[TensorInfo]], "int | None"]
 #: (inputs, outputs) -> the multiply-adds of one execution, for operations whose arithmetic outgrows
@@ -57,6 +60,7 @@ class OperationDef:
     value_inputs: tuple[int, ...] = ()
     data_dependent: DataDependentLowering | None = None
     multiply_adds: MultiplyAdds | None = None
+    accepts_residual: ResidualPredicate | None = None
 
 
 REGISTRY: dict[OperationType, OperationDef] = {}
@@ -66,7 +70,7 @@ def operation(op_type: OperationType, *, signature: OpSignature, reference: Refe
               lower: Lowering | None = None, supports: SupportPredicate | None = None,
               requires: Sequence[str] = (), fused_activation_input: FusedActivationInput | None = None,
               value_inputs: Sequence[int] = (), data_dependent: DataDependentLowering | None = None,
-              multiply_adds: MultiplyAdds | None = None):
+              multiply_adds: MultiplyAdds | None = None, accepts_residual: ResidualPredicate | None = None):
     """Register the decorated definition of ``op_type`` with the rest of what the driver knows of it.
 
     Stack one decorator per operation code when several share a definition."""
@@ -76,7 +80,7 @@ def operation(op_type: OperationType, *, signature: OpSignature, reference: Refe
             raise ValueError(f"{op_type.name} is registered twice")
         REGISTRY[op_type] = OperationDef(op_type, signature, define, reference, lower, supports,
                                          frozenset(requires), fused_activation_input, tuple(value_inputs),
-                                         data_dependent, multiply_adds)
+                                         data_dependent, multiply_adds, accepts_residual)
         return define
 
     return register

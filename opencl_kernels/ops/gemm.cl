@@ -12,9 +12,14 @@
  * QUANT (quant8): a holds the centred inputs (q - zp, conv_centre.cl) and w the centred weights, as
  * floats; every run of KC products sums exactly in float (each partial sum an integer below 2^24),
  * and with CHUNKED (KC < K) the runs' sums are added up in int.  out (OUT_T = int) receives the
- * int32 sums with the bias; conv_requantize.cl requantizes them.  Otherwise OUT_T = float. */
+ * int32 sums with the bias; conv_requantize.cl requantizes them.  Otherwise OUT_T = float.
+ * RESIDUAL (float): res [M][N] float is added to each sum before the activation (a fused ADD). */
 KERNEL void ${KERNEL_NAME}(GLOBAL const float* RESTRICT a, GLOBAL const float* RESTRICT w,
-                           GLOBAL const ${ACC_T}* RESTRICT bias, GLOBAL ${OUT_T}* RESTRICT out) {
+                           GLOBAL const ${ACC_T}* RESTRICT bias,
+#if ${RESIDUAL}
+                           GLOBAL const float* RESTRICT res,
+#endif
+                           GLOBAL ${OUT_T}* RESTRICT out) {
     const int nb = GLOBAL_ID(0);
     const int mb = GLOBAL_ID(1);
     if (nb >= ${NBLOCKS} || mb >= ${MBLOCKS}) return;
@@ -78,6 +83,9 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const float* RESTRICT a, GLOBAL const float* R
 #endif
 #else
             float v = acc[r][j] + bias[n];
+#if ${RESIDUAL}
+            v += res[m * ${N} + n];
+#endif
 #if ${HAS_ACT}
             FUSED_ACTIVATION(v, ${ACT_FMIN}, ${ACT_FMAX}, ${ACT_NAN_LOW}, ${ACT_HARD_SWISH});
 #endif

@@ -82,6 +82,25 @@ def _models():
             args += [n if cifg else t(u), t(u), t(u), t(u)]
         yield single_op(OP.LSTM, args, [Out(F32)] * 4)[0]
     yield from _lsh_models(rng)
+    yield _residual_model(rng)
+
+
+def _residual_model(rng):
+    """1×1 CONV_2D then ADD of a model input, RELU6: the ADD joins the GEMM's epilogue (RESIDUAL)."""
+    import gpu_driver as gd
+    b = gd.ModelBuilder()
+    x = b.add_input(OT.TENSOR_FLOAT32, [1, 3, 4, 8])
+    r = b.add_input(OT.TENSOR_FLOAT32, [1, 3, 4, 16])
+    c = b.add_operand(OT.TENSOR_FLOAT32, [1, 3, 4, 16])
+    b.add_operation(OP.CONV_2D, [x, b.add_constant(OT.TENSOR_FLOAT32, [16, 1, 1, 8], rng.uniform(-1, 1, (16, 1, 1, 8))),
+                                 b.add_constant(OT.TENSOR_FLOAT32, [16], rng.uniform(-1, 1, 16)),
+                                 *(b.add_scalar(OT.INT32, v) for v in (1, 1, 1, 0))], [c])
+    y = b.add_operand(OT.TENSOR_FLOAT32, [1, 3, 4, 16])
+    b.add_operation(OP.ADD, [c, r, b.add_scalar(OT.INT32, 3)], [y])
+    b.set_outputs([y])
+    model = b.finish()
+    assert any(getattr(n.params, "residual", False) for n in prepare_graph(model).nodes)
+    return model
 
 
 def _lsh_models(rng):
