@@ -13,7 +13,8 @@
   operation that can add a tensor in its epilogue (its family registers ``accepts_residual``; fused
   activation NONE, sole consumer the ADD) disappears into that operation: the ADD's other operand
   becomes the producer's last input (``residual``) and the ADD's activation its fused activation.
-  The other operand must exist when the producer runs (a model input, or an earlier node's output).
+  The other operand must exist when the producer runs (a model input, or an earlier node's output);
+  a later node computing it moves to just before the producer when its own inputs are ready there.
   Runs after support is decided: the fused node has an input its signature does not list.
 - :func:`fold_constants`: a node whose inputs are all constant is computed once, at preparation, with
   the reference device's kernel; its outputs become constants (``TensorInfo.value`` set).
@@ -123,9 +124,25 @@ def fuse_activations(graph: Graph) -> int:
     return fused + _rewrite(graph, fusable_hard_swishes(graph))
 
 
+def _available_by(graph: Graph, node: Node, producers: dict[int, Node], order: dict[int, int],
+                  tensor: int) -> Node | None | bool:
+    """Whether ``tensor`` can be read when ``node`` runs: True when it is a model input or an earlier
+    node's output; the node computing it when that node comes later but could run just before
+    ``node`` (its own inputs ready by then; no control flow or data-dependent sizes); else False."""
+    source = producers.get(tensor)
+    if source is None or order[id(source)] < order[id(node)]:
+        return True
+    entry = lookup(source.type)
+    if (entry is None or entry.data_dependent is not None or source.type in (OperationType.IF, OperationType.WHILE)
+            or any(i in producers and order[id(producers[i])] >= order[id(node)] for i in source.inputs)):
+        return False
+    return source
+
+
 def _residual_fusion(graph: Graph, add: Node, side: int, producers: dict[int, Node], order: dict[int, int],
-                     users: dict[int, list[Node]]) -> Node | None:
-    """The producer of ``add``'s input ``side`` re-defined with the ADD fused, or None when it cannot be."""
+                     users: dict[int, list[Node]]) -> tuple[Node, Node | None] | None:
+    """The producer of ``add``'s input ``side`` re-defined with the ADD fused, and the node to move
+    just before it (the one computing the other operand, when it comes later), or None."""
     mine, other = add.inputs[side], add.inputs[1 - side]
     node = producers.get(mine)
     if node is None or node.params is None or users.get(mine) != [add]:
@@ -139,9 +156,9 @@ def _residual_fusion(graph: Graph, add: Node, side: int, producers: dict[int, No
     if (code.value is None or int(code.value) != 0 or getattr(p, "residual", True)
             or getattr(p, "hard_swish", False) or getattr(p, "nan_to_low", False)):
         return None
-    source = producers.get(other)
-    if graph.tensors[other].value is not None or (source is not None and order[id(source)] >= order[id(node)]):
-        return None  # a constant, or not computed yet when the producer runs
+    ready = _available_by(graph, node, producers, order, other)
+    if graph.tensors[other].value is not None or ready is False:
+        return None  # a constant, or not computable before the producer runs
     try:
         if not entry.accepts_residual(LoweringContext(graph, node)):
             return None
@@ -151,18 +168,18 @@ def _residual_fusion(graph: Graph, add: Node, side: int, producers: dict[int, No
     except Exception:
         return None
     params = replace(params, residual=True, nan_to_low=add.params.nan_to_low, hard_swish=add.params.hard_swish)
-    return Node(node.index, node.type, [*node.inputs, other], list(add.outputs), params)
+    fused = Node(node.index, node.type, [*node.inputs, other], list(add.outputs), params)
+    return fused, (ready if isinstance(ready, Node) else None)
 
 
-def fusable_residual_adds(graph: Graph) -> list[tuple[Node, Node, Node]]:
-    """(producer, ADD node, producer with the ADD fused) for every fusable residual ADD (float32
-    operands and result of one shape); when both operands qualify, the later producer takes the ADD.
-    The graph is not modified."""
+def _next_residual_add(graph: Graph) -> tuple[Node, Node, Node, Node | None] | None:
+    """(producer, ADD, fused producer, node to move before it or None) for the first fusable residual
+    ADD (float32 operands and result of one shape); when both operands qualify, the later producer
+    takes the ADD."""
     users = consumers(graph)
     model_outputs = set(graph.subgraph.output_indexes)
     producers = {o: n for n in graph.nodes for o in n.outputs if o not in model_outputs}
     order = {id(n): k for k, n in enumerate(graph.nodes)}
-    found, taken = [], set()
     for add in graph.nodes:
         if add.type != OperationType.ADD or add.params is None or len(add.inputs) < 2:
             continue
@@ -170,19 +187,25 @@ def fusable_residual_adds(graph: Graph) -> list[tuple[Node, Node, Node]]:
         if not (a.type == b.type == out.type == OperandType.TENSOR_FLOAT32 and a.known_shape and b.known_shape
                 and tuple(a.shape) == tuple(b.shape) == tuple(out.shape)):
             continue
-        options = [(f, add.inputs[side]) for side in (0, 1)
-                   if (f := _residual_fusion(graph, add, side, producers, order, users)) is not None]
-        options = [(f, t) for f, t in options if id(producers[t]) not in taken]
+        options = [(producers[add.inputs[side]], *found) for side in (0, 1)
+                   if (found := _residual_fusion(graph, add, side, producers, order, users)) is not None]
         if options:
-            fused, tensor = max(options, key=lambda o: order[id(producers[o[1]])])
-            taken.add(id(producers[tensor]))
-            found.append((producers[tensor], add, fused))
-    return found
+            producer, fused, hoisted = max(options, key=lambda o: order[id(o[0])])
+            return producer, add, fused, hoisted
+    return None
 
 
 def fuse_residual_adds(graph: Graph) -> int:
-    """Rewrite ``graph`` in place; returns the number of ADDs fused."""
-    return _rewrite(graph, fusable_residual_adds(graph))
+    """Rewrite ``graph`` in place, one ADD at a time (a node computing the other operand after the
+    producer moves to just before it); returns the number of ADDs fused."""
+    fused = 0
+    while (found := _next_residual_add(graph)) is not None:
+        producer, add, node, hoisted = found
+        if hoisted is not None:
+            graph.nodes.remove(hoisted)
+            graph.nodes.insert(graph.nodes.index(producer), hoisted)
+        fused += _rewrite(graph, [(producer, add, node)])
+    return fused
 
 
 def fold_constants(graph: Graph) -> int:

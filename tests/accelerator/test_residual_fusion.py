@@ -86,9 +86,16 @@ def test_the_later_of_two_convolutions_takes_the_add(accelerator):
     np.testing.assert_allclose(accelerator.prepare_model(model).execute([xv])[0], want, rtol=1e-5, atol=1e-5)
 
 
-def test_residual_computed_after_the_convolution_is_not_fused(accelerator):
-    """ADD(1×1 conv, 3×3 conv) with the 3×3 one later in the model: when the 1×1 kernel runs, the 3×3
-    output does not exist yet, so the ADD stays a kernel of its own (the 3×3 conv takes no residual)."""
+def _wide(xv: np.ndarray, w3: np.ndarray, b3: np.ndarray) -> np.ndarray:
+    """A 3×3 convolution, padding 1, stride 1, in float64."""
+    padded = np.pad(xv.astype(np.float64), ((0, 0), (1, 1), (1, 1), (0, 0)))
+    return sum(np.einsum("nhwc,oc->nhwo", padded[:, i:i + SHAPE[1], j:j + SHAPE[2]], w3[:, i, j, :])
+               for i in range(3) for j in range(3)) + b3
+
+
+def test_residual_computed_later_moves_before_the_convolution(accelerator):
+    """ADD(1×1 conv, 3×3 conv) with the 3×3 one later in the model: its input is ready before the 1×1
+    kernel runs, so it moves before it and the 1×1 convolution takes the ADD."""
     (w1, b1), (w3, b3) = _weights(6), _weights(7, k=3)
     b = gd.ModelBuilder()
     x = b.add_input(T.TENSOR_FLOAT32, list(SHAPE))
@@ -97,12 +104,28 @@ def test_residual_computed_after_the_convolution_is_not_fused(accelerator):
     y = _add(b, pointwise, wide)
     b.set_outputs([y])
     model = b.finish()
-    assert not _fused(model) and O.ADD in [n.type for n in prepare_graph(model).nodes]
+    nodes = prepare_graph(model).nodes
+    assert [n.type for n in nodes] == [O.CONV_2D, O.CONV_2D]
+    assert nodes[0].outputs == [wide] and nodes[1].params.residual and nodes[1].inputs[-1] == wide
     xv = _inputs(8, 2)[0]
-    padded = np.pad(xv.astype(np.float64), ((0, 0), (1, 1), (1, 1), (0, 0)))
-    wide_want = sum(np.einsum("nhwc,oc->nhwo", padded[:, i:i + SHAPE[1], j:j + SHAPE[2]], w3[:, i, j, :])
-                    for i in range(3) for j in range(3)) + b3
-    want = _pointwise(xv, w1, b1) + wide_want
+    want = _pointwise(xv, w1, b1) + _wide(xv, w3, b3)
+    np.testing.assert_allclose(accelerator.prepare_model(model).execute([xv])[0], want, rtol=1e-5, atol=1e-4)
+
+
+def test_residual_that_cannot_be_computed_in_time_is_not_fused(accelerator):
+    """ADD(1×1 conv A, 3×3 conv B) where B reads a 1×1 conv E that comes after A: B cannot move before
+    A, and B takes no residual itself, so the ADD stays a kernel of its own."""
+    (w1, b1), (we, be), (w3, b3) = _weights(13), _weights(14, cout=SHAPE[3]), _weights(15, k=3)
+    b = gd.ModelBuilder()
+    x = b.add_input(T.TENSOR_FLOAT32, list(SHAPE))
+    a = _conv(b, x, w1, b1)
+    e = _conv(b, x, we, be)
+    y = _add(b, a, _conv(b, e, w3, b3, pad=1))
+    b.set_outputs([y])
+    model = b.finish()
+    assert not _fused(model) and O.ADD in [n.type for n in prepare_graph(model).nodes]
+    xv = _inputs(16, 2)[0]
+    want = _pointwise(xv, w1, b1) + _wide(_pointwise(xv, we, be).astype(np.float32), w3, b3)
     np.testing.assert_allclose(accelerator.prepare_model(model).execute([xv])[0], want, rtol=1e-5, atol=1e-4)
 
 
