@@ -33,12 +33,15 @@ if TYPE_CHECKING:  # pragma: no cover - annotations only
 class FullyConnectedParams(ActivationParams):
     """Input 0 (rank 2–4) is viewed as [batch, input_size]; weights [num_units, input_size];
     bias [num_units]; output [batch, num_units].  ``quant`` (None for float types) holds the
-    requantisation constants (per-tensor: every entry of output_multiplier/output_shift equal)."""
+    requantisation constants (per-tensor: every entry of output_multiplier/output_shift equal).
+    ``residual``: a float ADD fused into this operation (compiler/fusion.py): the node's last input,
+    [batch, num_units], is added before the fused activation (the ADD's)."""
 
     batch: int = 0
     input_size: int = 0
     num_units: int = 0
     quant: Requantization | None = None
+    residual: bool = False
 
 
 # ---- signature --------------------------------------------------------------------------------------
@@ -108,7 +111,13 @@ def lower_fully_connected(ctx: LoweringContext) -> None:
     else:
         w, bias = w.astype(np.float32), bias.astype(np.float32)
     lower_gemm(ctx, ctx.input(0), p.batch, w, bias, p.quant, ctype(ctx.inputs[0]),
-               act_defines(p, ctx.outputs[0]))
+               act_defines(p, ctx.outputs[0]), ctx.input(len(ctx.node.inputs) - 1) if p.residual else None)
+
+
+def fully_connected_accepts_residual(ctx: LoweringContext) -> bool:
+    """Float32 with constant weights and bias (the GEMM) adds a residual tensor in its epilogue."""
+    p = ctx.params
+    return p.batch > 0 and p.quant is None and _supports_tiled(ctx) and ctx.outputs[0].type == F32
 
 
 # ---- the operation ----------------------------------------------------------------------------------
@@ -119,7 +128,8 @@ def fully_connected_fused_activation_input(inputs: list[TensorInfo]) -> int | No
 
 @operation(OperationType.FULLY_CONNECTED, signature=FULLY_CONNECTED_SIGNATURE, reference=reference_fully_connected,
            lower=lower_fully_connected, supports=supports_fully_connected,
-           fused_activation_input=fully_connected_fused_activation_input, multiply_adds=filter_rows_multiply_adds)
+           fused_activation_input=fully_connected_fused_activation_input, multiply_adds=filter_rows_multiply_adds,
+           accepts_residual=fully_connected_accepts_residual)
 def fully_connected(inputs: list[TensorInfo], outputs: list[TensorInfo]) -> FullyConnectedParams:
     name = "FULLY_CONNECTED"
     inp, weights, bias, act = inputs[:4]

@@ -184,3 +184,25 @@ def test_fused_relu_keeps_the_relu_operations_nan_rule(accelerator):
     want = gd.get_device("reference").prepare_model(model).execute([xv, rv])[0]
     assert not np.isnan(want).any() and (want[np.isnan(rv)] == 0).all()
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_residual_add_joins_fully_connected(accelerator):
+    """FULLY_CONNECTED [3, 8] → [3, 12], then ADD of a model input and RELU: one GEMM kernel."""
+    rng = np.random.default_rng(17)
+    w = rng.uniform(-1, 1, (COUT, 8)).astype(np.float32)
+    bias = rng.uniform(-1, 1, COUT).astype(np.float32)
+    b = gd.ModelBuilder()
+    x = b.add_input(T.TENSOR_FLOAT32, [3, 8])
+    r = b.add_input(T.TENSOR_FLOAT32, [3, COUT])
+    h = b.add_operand(T.TENSOR_FLOAT32, [3, COUT])
+    b.add_operation(O.FULLY_CONNECTED, [x, b.add_constant(T.TENSOR_FLOAT32, [COUT, 8], w),
+                                        b.add_constant(T.TENSOR_FLOAT32, [COUT], bias), b.add_scalar(T.INT32, NONE)], [h])
+    y = _add(b, r, h, act=RELU, shape=(3, COUT))
+    b.set_outputs([y])
+    model = b.finish()
+    nodes = prepare_graph(model).nodes
+    assert [n.type for n in nodes] == [O.FULLY_CONNECTED] and nodes[0].params.residual
+    xv = rng.uniform(-2, 2, (3, 8)).astype(np.float32)
+    rv = rng.uniform(-2, 2, (3, COUT)).astype(np.float32)
+    want = np.maximum(xv.astype(np.float64) @ w.T.astype(np.float64) + bias + rv, 0)
+    np.testing.assert_allclose(accelerator.prepare_model(model).execute([xv, rv])[0], want, rtol=1e-5, atol=1e-5)
