@@ -229,13 +229,13 @@ def _cuda_conformance(p: Page) -> str:
             f"{row['good']} good of {row['cases']}, no wrong answer, crash or refusal.")
     try:
         again = {r["outcome"]: r["tests"].split(":")[0] for r in p.table("Test suite, second run").rows}
-        rest = p.table("AOSP conformance, the rest").rows
+        rest = p.table("AOSP conformance, the rest")
     except KeyError:
         return text
+    run = rest.columns[0]
     return (text[:-1] + f"; second session: {again['passed']} passed, {again['failed']} failed (slow every-case "
             "tests stopped by a timeout), and " +
-            ", ".join(f"{r['good']} good of {r['cases']} ({r[p.table('AOSP conformance, the rest').columns[0]]})"
-                      for r in rest) + ".")
+            ", ".join(f"{r['good']} good of {r['cases']} ({r[run]})" for r in rest.rows) + ".")
 
 
 #: result page → the line quoting it, in the order of the README

@@ -125,7 +125,7 @@ def fuse_activations(graph: Graph) -> int:
 
 
 def _available_by(graph: Graph, node: Node, producers: dict[int, Node], order: dict[int, int],
-                  tensor: int) -> Node | None | bool:
+                  tensor: int) -> Node | bool:
     """Whether ``tensor`` can be read when ``node`` runs: True when it is a model input or an earlier
     node's output; the node computing it when that node comes later but could run just before
     ``node`` (its own inputs ready by then; no control flow or data-dependent sizes); else False."""
@@ -145,7 +145,8 @@ def _residual_fusion(graph: Graph, add: Node, side: int, producers: dict[int, No
     just before it (the one computing the other operand, when it comes later), or None."""
     mine, other = add.inputs[side], add.inputs[1 - side]
     node = producers.get(mine)
-    if node is None or node.params is None or users.get(mine) != [add]:
+    if (node is None or node.params is None or users.get(mine) != [add]
+            or mine in graph.subgraph.output_indexes):
         return None
     entry = lookup(node.type)
     pos = activation_input(node, graph)
@@ -177,8 +178,7 @@ def _next_residual_add(graph: Graph) -> tuple[Node, Node, Node, Node | None] | N
     ADD (float32 operands and result of one shape); when both operands qualify, the later producer
     takes the ADD."""
     users = consumers(graph)
-    model_outputs = set(graph.subgraph.output_indexes)
-    producers = {o: n for n in graph.nodes for o in n.outputs if o not in model_outputs}
+    producers = {o: n for n in graph.nodes for o in n.outputs}
     order = {id(n): k for k, n in enumerate(graph.nodes)}
     for add in graph.nodes:
         if add.type != OperationType.ADD or add.params is None or len(add.inputs) < 2:

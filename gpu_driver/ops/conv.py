@@ -442,8 +442,7 @@ def _is_pointwise(p: Conv2DParams) -> bool:
 def conv_2d_accepts_residual(ctx: LoweringContext) -> bool:
     """A float32 1×1 convolution lowered as a GEMM adds a residual tensor in its epilogue."""
     p = ctx.params
-    return (p.batch > 0 and p.quant is None and _supports_tiled(ctx) and _is_pointwise(p)
-            and ctx.outputs[0].type == F32)
+    return p.batch > 0 and p.quant is None and _supports_tiled(ctx) and _is_pointwise(p)
 
 
 def lower_conv_2d(ctx: LoweringContext) -> None:
@@ -456,8 +455,7 @@ def lower_conv_2d(ctx: LoweringContext) -> None:
     w = _weights(ctx, p)                                 # [CO, KH, KW, CI]
     if _is_pointwise(p):
         lower_gemm(ctx, ctx.input(0), p.batch * p.out_h * p.out_w, w.reshape(p.out_c, p.in_c),
-                   _bias(ctx), p.quant, ctype(ctx.inputs[0]), act_defines(p, ctx.outputs[0]),
-                   ctx.input(len(ctx.node.inputs) - 1) if p.residual else None)
+                   _bias(ctx), p.quant, ctype(ctx.inputs[0]), act_defines(p, ctx.outputs[0]))
         return
     co = p.out_c
     mac = mac_type(p.quant, ctype(ctx.inputs[0]), p.kernel_h * p.kernel_w * p.in_c, w)

@@ -111,13 +111,13 @@ def lower_fully_connected(ctx: LoweringContext) -> None:
     else:
         w, bias = w.astype(np.float32), bias.astype(np.float32)
     lower_gemm(ctx, ctx.input(0), p.batch, w, bias, p.quant, ctype(ctx.inputs[0]),
-               act_defines(p, ctx.outputs[0]), ctx.input(len(ctx.node.inputs) - 1) if p.residual else None)
+               act_defines(p, ctx.outputs[0]))
 
 
 def fully_connected_accepts_residual(ctx: LoweringContext) -> bool:
     """Float32 with constant weights and bias (the GEMM) adds a residual tensor in its epilogue."""
     p = ctx.params
-    return p.batch > 0 and p.quant is None and _supports_tiled(ctx) and ctx.outputs[0].type == F32
+    return p.batch > 0 and p.quant is None and _supports_tiled(ctx)
 
 
 # ---- the operation ----------------------------------------------------------------------------------

@@ -141,20 +141,21 @@ def _pack(weights: np.ndarray, bias: np.ndarray, nb: int) -> tuple[np.ndarray, n
 
 
 def lower_gemm(ctx: LoweringContext, a: TensorId, m: int, weights: np.ndarray, bias: np.ndarray,
-               quant: Requantization | None, io_type: str, act: dict, residual: TensorId | None = None) -> None:
+               quant: Requantization | None, io_type: str, act: dict) -> None:
     """Emit the node's output 0, ``[m, N] = act(bias + (a − zp) · weightsᵀ)``, for constant ``weights``
     [N, K] (float32, or int32 with the filter zero point already subtracted) and ``bias`` [N];
     ``io_type`` is the C type of ``a`` and the output, ``act`` the activation defines
     (lowering_helpers.act_defines).  Quant8 inputs are centred once into floats, and the products
     summed in float in runs short enough to be exact (:func:`float_chunk`), the runs added up in int.
-    ``residual`` (float only): a float [m, N] tensor added to the result before the activation."""
+    With ``residual`` set in the node's params (a fused ADD, float only), the node's last input, a
+    float [m, N] tensor, is added to the result before the activation."""
     n, k = weights.shape
     chunk = min(k, float_chunk(quant, io_type, weights)) if quant is not None else k
     weights = weights.astype(np.float32)
     a, _, _ = centred_input(ctx, a, m * k, io_type, quant, "float")
     base = {"ACC_T": "int" if quant is not None else "float", "QUANT": int(quant is not None), "M": m, "K": k,
-            "N": n, "KC": chunk, "CHUNKED": int(chunk < k), "RESIDUAL": int(residual is not None), **act}
-    extra = [residual] if residual is not None else []
+            "N": n, "KC": chunk, "CHUNKED": int(chunk < k), "RESIDUAL": int(ctx.params.residual), **act}
+    extra = [ctx.input(len(ctx.node.inputs) - 1)] if ctx.params.residual else []
 
     def specialise(tile: Tile):
         lanes = max(tile.nb, 4)  # gemm.cl's FLOATV: a tile narrower than 4 columns runs on 4 lanes

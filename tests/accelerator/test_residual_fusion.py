@@ -112,21 +112,28 @@ def test_residual_computed_later_moves_before_the_convolution(accelerator):
     np.testing.assert_allclose(accelerator.prepare_model(model).execute([xv])[0], want, rtol=1e-5, atol=1e-4)
 
 
-def test_residual_that_cannot_be_computed_in_time_is_not_fused(accelerator):
+@pytest.mark.parametrize("b_is_output", [False, True], ids=["b-internal", "b-model-output"])
+def test_residual_that_cannot_be_computed_in_time_is_not_fused(accelerator, b_is_output):
     """ADD(1×1 conv A, 3×3 conv B) where B reads a 1×1 conv E that comes after A: B cannot move before
-    A, and B takes no residual itself, so the ADD stays a kernel of its own."""
+    A, and B takes no residual itself, so the ADD stays a kernel of its own; also when B is a model
+    output too (it is still computed after A)."""
     (w1, b1), (we, be), (w3, b3) = _weights(13), _weights(14, cout=SHAPE[3]), _weights(15, k=3)
     b = gd.ModelBuilder()
     x = b.add_input(T.TENSOR_FLOAT32, list(SHAPE))
     a = _conv(b, x, w1, b1)
     e = _conv(b, x, we, be)
-    y = _add(b, a, _conv(b, e, w3, b3, pad=1))
-    b.set_outputs([y])
+    wide = _conv(b, e, w3, b3, pad=1)
+    y = _add(b, a, wide)
+    b.set_outputs([y, wide] if b_is_output else [y])
     model = b.finish()
     assert not _fused(model) and O.ADD in [n.type for n in prepare_graph(model).nodes]
     xv = _inputs(16, 2)[0]
-    want = _pointwise(xv, w1, b1) + _wide(_pointwise(xv, we, be).astype(np.float32), w3, b3)
-    np.testing.assert_allclose(accelerator.prepare_model(model).execute([xv])[0], want, rtol=1e-5, atol=1e-4)
+    wide_want = _wide(_pointwise(xv, we, be).astype(np.float32), w3, b3)
+    want = _pointwise(xv, w1, b1) + wide_want
+    got = accelerator.prepare_model(model).execute([xv])
+    np.testing.assert_allclose(got[0], want, rtol=1e-5, atol=1e-4)
+    if b_is_output:
+        np.testing.assert_allclose(got[1], wide_want, rtol=1e-5, atol=1e-4)
 
 
 def test_adds_that_cannot_join_stay_kernels(accelerator):

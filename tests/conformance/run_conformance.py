@@ -99,6 +99,8 @@ def main(argv=None) -> int:
     parser.add_argument("--json", help="write every result here")
     parser.add_argument("--jobs", type=int, default=1, metavar="N", help="worker processes (default 1: this one)")
     args = parser.parse_args(argv)
+    if args.sample < 1 or not 0 <= args.offset < args.sample:
+        parser.error(f"--sample must be at least 1 and --offset in [0, {args.sample}): got {args.sample}, {args.offset}")
     devices = [gpu_driver.get_device(d) for d in args.device] if args.device else gpu_driver.get_devices()
     cases = select(args)
     report = {}
