@@ -3,10 +3,13 @@
 Backend-agnostic: everything runtime-specific is behind the parts of a
 gpu_driver.backends.base.BackendDevice, whose allocator is also the device's (driver-managed buffers
 live in its device memory).  Operation support is decided on the whole graph
-(gpu_driver.compiler.support); preparation is AcceleratorPreparedModel's.
+(gpu_driver.compiler.support); preparation is AcceleratorPreparedModel's, or, for a model with IF,
+WHILE or data-dependent output sizes, ControlFlowPreparedModel's, after WHILE loops with a trip
+count known at preparation are unrolled (accelerator.loop_unrolling).
 """
 from __future__ import annotations
 
+import logging
 from typing import Sequence
 
 from .. import calibration
@@ -21,7 +24,10 @@ from ..version import __version__
 from .completion_watcher import CompletionWatcher
 from .control_flow import ControlFlowPreparedModel, control_flow_support, has_control_flow
 from .inline_queue import InlineQueue
+from .loop_unrolling import unroll_static_loops
 from .prepared_model import AcceleratorPreparedModel
+
+log = logging.getLogger(__name__)
 
 
 class AcceleratorDevice(Device):
@@ -79,10 +85,20 @@ class AcceleratorDevice(Device):
     # ---- preparation -----------------------------------------------------------------------------
     def _prepare(self, model: Model, preference: ExecutionPreference, priority: Priority, deadline_ns,
                  model_cache: Sequence, data_cache: Sequence, token) -> PreparedModel:
+        unrolled = unroll_static_loops(model)
+        if unrolled is not model:
+            try:
+                return self._prepare_flat_or_stepped(unrolled)
+            except DriverError as exc:  # the loops still run, interpreted
+                log.info("%s: the model with its WHILE loops unrolled failed to prepare (%s); "
+                         "interpreting them", self.name, exc)
+        return self._prepare_flat_or_stepped(model)
+
+    def _prepare_flat_or_stepped(self, model: Model) -> PreparedModel:
         if has_control_flow(model):
             return ControlFlowPreparedModel(self, model)
         return AcceleratorPreparedModel(self, model)
 
     def load_prepared(self, compiled: CompiledModel, model: Model) -> AcceleratorPreparedModel:
         """Compilation cache (``prepareModelFromCache_1_3``): the compiled model instantiated, no compiling."""
-        return AcceleratorPreparedModel(self, model, compiled=compiled)
+        return AcceleratorPreparedModel(self, unroll_static_loops(model), compiled=compiled)

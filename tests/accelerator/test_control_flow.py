@@ -1,10 +1,12 @@
 """IF and WHILE on each accelerator device: a WHILE loop whose body holds an LSTM step (checked
-against an LSTM written out in numpy here), the state staying in device memory between iterations
-(only each condition's boolean comes back), IF choosing a branch, and the loop timeout."""
+against an LSTM written out in numpy here), interpreted with the state staying in device memory
+between iterations (only each condition's boolean comes back) and unrolled when its trip count is
+constant, IF choosing a branch, and the loop timeout."""
 import numpy as np
 import pytest
 
 import gpu_driver as gd
+from gpu_driver.accelerator.control_flow import ControlFlowPreparedModel
 from gpu_driver.hal.types import ErrorStatus, OperandType as T, OperationType as O
 
 B, I, U, STEPS = 2, 3, 4, 5
@@ -39,7 +41,9 @@ def _state_inputs(b):
             b.add_input(T.TENSOR_FLOAT32, [B, U]), b.add_input(T.TENSOR_FLOAT32, [B, I]))
 
 
-def while_lstm_model(steps=STEPS, weights=None):
+def while_lstm_model(steps=STEPS, weights=None, start_input=False):
+    """``start_input``: the counter starts from a model input (the first), not the constant 0, so
+    the trip count is not known at preparation and the loop is not unrolled."""
     w, r, bias = weights or _weights()
     cond = gd.ModelBuilder()
     counter, _h, _c, _x = _state_inputs(cond)
@@ -63,8 +67,10 @@ def while_lstm_model(steps=STEPS, weights=None):
     body.set_outputs([nxt, outs[1], outs[2]])
 
     main = gd.ModelBuilder()
+    start = main.add_input(T.TENSOR_INT32, [1]) if start_input else None
     h0, c0, x = (main.add_input(T.TENSOR_FLOAT32, s) for s in ([B, U], [B, U], [B, I]))
-    start = main.add_constant(T.TENSOR_INT32, [1], np.array([0], np.int32))
+    if start is None:
+        start = main.add_constant(T.TENSOR_INT32, [1], np.array([0], np.int32))
     results = [main.add_operand(T.TENSOR_INT32, [1]), main.add_operand(T.TENSOR_FLOAT32, [B, U]),
                main.add_operand(T.TENSOR_FLOAT32, [B, U])]
     main.add_operation(O.WHILE, [main.add_subgraph(cond), main.add_subgraph(body), start, h0, c0, x], results)
@@ -78,13 +84,13 @@ def _feeds(seed=3):
 
 
 def test_while_loop_of_lstm_steps(accelerator):
-    model = while_lstm_model()
+    model = while_lstm_model(start_input=True)
     assert accelerator.get_supported_operations(model) == [True]
     h0, c0, x = _feeds()
     counters = accelerator.backend.allocator.counters
     prepared = accelerator.prepare_model(model)
     counters.reset()
-    count, h, c = prepared.execute([h0, c0, x])
+    count, h, c = prepared.execute([np.zeros(1, np.int32), h0, c0, x])
     moved = counters.snapshot()
     want_h, want_c = _lstm_reference(x, h0, c0, *_weights(), STEPS)
     assert count.tolist() == [STEPS]
@@ -94,6 +100,23 @@ def test_while_loop_of_lstm_steps(accelerator):
     # outputs and the one-byte boolean of each of the STEPS + 1 condition evaluations
     final = count.nbytes + h.nbytes + c.nbytes
     assert moved["d2h_bytes"] == final + STEPS + 1, moved
+
+
+def test_static_while_loop_is_unrolled(accelerator):
+    # the counter starts at the constant 0 and the condition compares it with a constant: the loop
+    # runs STEPS times whatever the inputs, and compiles as one flat program
+    h0, c0, x = _feeds(6)
+    counters = accelerator.backend.allocator.counters
+    prepared = accelerator.prepare_model(while_lstm_model())
+    assert not isinstance(prepared, ControlFlowPreparedModel)
+    counters.reset()
+    count, h, c = prepared.execute([h0, c0, x])
+    moved = counters.snapshot()
+    want_h, want_c = _lstm_reference(x, h0, c0, *_weights(), STEPS)
+    assert count.tolist() == [STEPS]
+    np.testing.assert_allclose(h, want_h, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(c, want_c, rtol=1e-5, atol=1e-6)
+    assert moved["d2h_bytes"] == count.nbytes + h.nbytes + c.nbytes, moved   # no condition read back
 
 
 def test_while_loop_of_lstm_steps_on_the_reference_device():

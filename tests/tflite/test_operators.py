@@ -312,29 +312,30 @@ def test_sources_path_and_file_object(tmp_path):
         tflite.load_model(tmp_path / "missing.tflite")
 
 
-def test_while_loop_subgraphs():
-    """while i < 5: i += 1; x *= 2 — condition and body are TF Lite subgraphs 1 and 2."""
+def counting_loop_model() -> bytes:
+    """while i < 5: i += 1; x *= 2 — condition and body are TF Lite subgraphs 1 and 2; i and x are
+    the model's inputs (the trip count depends on the data)."""
     w = TfliteWriter()
-    i0 = w.tensor("i", [], "INT32")
-    x0 = w.tensor("x", [2], "FLOAT32")
-    i1 = w.tensor("i_out", [], "INT32")
-    x1 = w.tensor("x_out", [2], "FLOAT32")
+    i0, x0 = w.tensor("i", [], "INT32"), w.tensor("x", [2], "FLOAT32")
+    i1, x1 = w.tensor("i_out", [], "INT32"), w.tensor("x_out", [2], "FLOAT32")
     w.operator("WHILE", [i0, x0], [i1, x1], options=("WhileOptions", {"CondSubgraphIndex": 1, "BodySubgraphIndex": 2}))
     cond = w.subgraph()
     ci, cx = cond.tensor("i", [], "INT32"), cond.tensor("x", [2], "FLOAT32")
-    five = cond.tensor("five", [], "INT32", data=np.array(5))
     flag = cond.tensor("flag", [], "BOOL")
-    cond.operator("LESS", [ci, five], [flag])
+    cond.operator("LESS", [ci, cond.tensor("five", [], "INT32", data=np.array(5))], [flag])
     cond.set_io([ci, cx], [flag])
     body = w.subgraph()
     bi, bx = body.tensor("i", [], "INT32"), body.tensor("x", [2], "FLOAT32")
-    one = body.tensor("one", [], "INT32", data=np.array(1))
-    two = body.tensor("two", [2], "FLOAT32", data=np.array([2.0, 2.0]))
     bi2, bx2 = body.tensor("i2", [], "INT32"), body.tensor("x2", [2], "FLOAT32")
-    body.operator("ADD", [bi, one], [bi2], options=("AddOptions", {}))
-    body.operator("MUL", [bx, two], [bx2], options=("MulOptions", {}))
+    body.operator("ADD", [bi, body.tensor("one", [], "INT32", data=np.array(1))], [bi2], options=("AddOptions", {}))
+    body.operator("MUL", [bx, body.tensor("two", [2], "FLOAT32", data=np.array([2.0, 2.0]))], [bx2],
+                  options=("MulOptions", {}))
     body.set_io([bi, bx], [bi2, bx2])
-    data = w.finish([i0, x0], [i1, x1])
+    return w.finish([i0, x0], [i1, x1])
+
+
+def test_while_loop_subgraphs():
+    data = counting_loop_model()
     feed = [np.array(1, np.int32), np.array([1.5, -1.0], np.float32)]
     expected = litert(data, feed)
     assert int(expected[0]) == 5 and list(expected[1]) == [24.0, -16.0]  # four iterations, worked by hand
