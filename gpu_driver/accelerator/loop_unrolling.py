@@ -42,6 +42,7 @@ MAX_UNROLLED_OPERATIONS = 4096
 FOLD_MAX_ELEMENTS = 64
 
 _CONTROL_FLOW = (OperationType.IF, OperationType.WHILE)
+_KNOWN = (OperandLifeTime.CONSTANT_COPY, OperandLifeTime.CONSTANT_REFERENCE, OperandLifeTime.NO_VALUE)
 _PER_ITERATION = (OperandLifeTime.TEMPORARY_VARIABLE, OperandLifeTime.SUBGRAPH_INPUT, OperandLifeTime.SUBGRAPH_OUTPUT)
 
 
@@ -271,7 +272,8 @@ def _fold_small_constants(model: Model, operations: list[Operation]) -> list[Ope
     for o in operations:
         results = None
         if o.type not in _CONTROL_FLOW and \
-                all(main.operands[i].lifetime == OperandLifeTime.TEMPORARY_VARIABLE for i in o.outputs):
+                all(main.operands[i].lifetime == OperandLifeTime.TEMPORARY_VARIABLE for i in o.outputs) and \
+                all(i in folded or main.operands[i].lifetime in _KNOWN for i in o.inputs):
             results = _Evaluator(model, main, list(o.outputs), [o]).run(folded)
         if results is None or any(not 0 < np.size(v) <= FOLD_MAX_ELEMENTS for v in results):
             kept.append(o)
