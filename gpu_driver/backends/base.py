@@ -238,6 +238,11 @@ class LaunchTuning:
     #: floats per vector register of the device (a CPU's: 16 with AVX-512, 8 with AVX2): register
     #: tiles are sized to the register file it implies (ops/gemm.py)
     float_lanes: int = 16
+    #: a launch of fewer work items than this is split finer where a lowering can (pooling.cl's
+    #: channel blocks, down to one channel per work item): a GPU needs many threads busy; a CPU
+    #: device sets 1 (its few cores each run whole work groups, and a work item reading consecutive
+    #: channels beats several reading every C-th value)
+    min_work_items: int = 256
 
     def local_size(self, work: Work, global_size: Sequence[int]) -> tuple[int, ...] | None:
         """The local size of a launch of ``global_size`` work items shaped as ``work``."""

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..compiler import autotune
 from ..compiler.lowering_helpers import act_defines, ctype, float_io, known, params_ok, trailing_scalars_constant
 from ..hal.types import FLT_MAX, OperationType
 from .definition import TensorInfo, require, same_quant_as_input
@@ -148,10 +149,13 @@ def reference_l2_pool_2d(p: Pool2DParams, inputs: list[TensorInfo], outputs: lis
 # ---- lowering ---------------------------------------------------------------------------------------
 
 _KIND_CODES = {"average": 0, "max": 1, "l2": 2}  # KIND in pooling.cl
-#: channels per work item of pooling.cl (CB): the widest of these that divides the channel count
+#: channels per work item of pooling.cl (CB): the widest of these that divides the channel count;
+#: below the target's min_work_items (backends.base.LaunchTuning; a global pool has one output cell)
+#: CB halves, down to 1: on a GPU one work item summing a whole image for 16 channels is one thread
+#: doing the whole pool, while on PoCL 16 work items each reading every 16th value took 7x as long
+#: as one reading them all (selfie_segmentation's 128x128x16 global pool)
 _CHANNEL_BLOCKS = (16, 8, 4, 2, 1)
-#: below this many work items (a global pool has one output cell) CB halves, down to 1: on a GPU one
-#: work item summing a whole image for 16 channels is one thread doing the whole pool
+#: min_work_items outside a backend's compilation (lowering tests)
 _FEW_ITEMS = 256
 
 
@@ -176,7 +180,9 @@ def lower_pool(ctx: LoweringContext) -> None:
     d.update(float_io(x))
     d.update(act_defines(p, out))
     cb = next(b for b in _CHANNEL_BLOCKS if p.in_c % b == 0)
-    while cb > 1 and p.in_c // cb * p.out_w * p.batch * p.out_h < _FEW_ITEMS:
+    target = autotune.target_tuning()
+    few = target.min_work_items if target is not None else _FEW_ITEMS
+    while cb > 1 and p.in_c // cb * p.out_w * p.batch * p.out_h < few:
         cb //= 2   # the blocks are powers of two: a half still divides C
     d["CB"] = cb
     ctx.emit("pooling.cl", d, [ctx.input(0)], [ctx.output(0)], (p.in_c // d["CB"], p.out_w, p.batch * p.out_h))
