@@ -1,8 +1,8 @@
-"""Every kernel template compiles through NVRTC with the CUDA prelude: a hand-picked set of HAL 1.0
-specialisations (float32 and quant8 of every op, every LSTM option group, every conv path,
-LSH_PROJECTION's FarmHash kernel) for sm_80 and sm_90, and the kernels the supported AOSP
-conformance cases lower to (every template on disk is among them): a sample of the cases by default,
-every case in the slow tier.  Needs only NVRTC, no GPU."""
+"""Every kernel template compiles through NVRTC with the CUDA prelude: a hand-picked set of
+specialisations (float32 and quant8 of every HAL 1.0 op, every LSTM option group, every conv path,
+an upsampling TRANSPOSE_CONV_2D, LSH_PROJECTION's FarmHash kernel) for sm_80 and sm_90, and the
+kernels the supported AOSP conformance cases lower to (every template on disk is among them): a
+sample of the cases by default, every case in the slow tier.  Needs only NVRTC, no GPU."""
 import itertools
 from pathlib import Path
 
@@ -63,6 +63,9 @@ def _models():
         yield single_op(OP.EMBEDDING_LOOKUP, [Const(I32T, [1, 0]), In(T, (5, 2), *((0.1, 7) if q else ()))],
                         [Out(T, *((0.1, 7) if q else ()))])[0]
     yield single_op(OP.FLOOR, [In(F32, (3, 4))], [Out(F32)])[0]
+    # an upsampling TRANSPOSE_CONV_2D (stride = kernel, one output channel): conv_transpose_upsample.cl
+    yield single_op(OP.TRANSPOSE_CONV_2D, [In(F32, (1, 3, 4, 5)), t(1, 2, 2, 5), t(1), i32(0), i32(0), i32(0), i32(0),
+                                           i32(2), i32(2), i32(0), Scalar(OT.BOOL, False)], [Out(F32)])[0]
     yield single_op(OP.DEQUANTIZE, [In(Q8A, (3, 4), 0.1, 3)], [Out(F32)])[0]
     yield single_op(OP.LOCAL_RESPONSE_NORMALIZATION, [In(F32, (1, 2, 2, 6)), i32(2), f32(1), f32(0.5), f32(0.75)],
                     [Out(F32)])[0]

@@ -241,6 +241,21 @@ def test_transpose_conv2d(accelerator, kind, case):
                    _transpose_scalars(case), np.random.default_rng(22), what=str(case))
 
 
+UPSAMPLING_CASES = [
+    # (n, h, w, ci, co, kh, kw, act): stride = kernel, no padding, at most 2 output channels
+    # (conv_transpose_upsample.cl), as a segmentation model's last layer (selfie_segmentation: 16 → 1)
+    (1, 4, 5, 16, 1, 2, 2, 0),
+    (2, 3, 4, 5, 2, 3, 2, 1),
+]
+
+
+@pytest.mark.parametrize("case", UPSAMPLING_CASES)
+def test_transpose_conv_upsampling(accelerator, case):
+    n, h, w, ci, co, kh, kw, act = case
+    _check_general(accelerator, OP.TRANSPOSE_CONV_2D, "float32", (n, h, w, ci), (co, kh, kw, ci),
+                   [0, 0, 0, 0, kw, kh, act, False], np.random.default_rng(26), what=str(case))
+
+
 @pytest.mark.parametrize("kind", ["perchannel_signed", pytest.param("float16", marks=pytest.mark.slow)])
 def test_weights_as_inputs(accelerator, kind):
     rng = np.random.default_rng(23)
