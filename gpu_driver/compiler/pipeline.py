@@ -29,6 +29,7 @@ from .fusion import fold_constants, fuse_activations, fuse_residual_adds
 from .ir import LoweredModel, TensorId
 from .lowering import LoweringContext
 from .support import check_supported
+from .slice_forwarding import drop_unused, forward_slices
 from .planner import Interval, pack, plan_arena
 
 
@@ -54,6 +55,9 @@ def prepare_graph(model: Model, input_shapes: Sequence[tuple[int, ...]] | None =
     graph = build_graph(model, model.main, list(input_shapes) if input_shapes is not None else None, input_values)
     if fold:
         fold_constants(graph)
+        if fuse and forward_slices(graph):
+            fold_constants(graph)
+            drop_unused(graph)
     if fuse:
         fuse_activations(graph)
     if check_support:
