@@ -6,6 +6,7 @@ from typing import Sequence
 import numpy as np
 
 from .errors import invalid
+from .graph import encode_value
 from .hal.model import DataLocation, Model, Operand, Operation, Subgraph, SymmPerChannelQuantParams
 from .hal.types import OPERAND_TYPE_INFO, OperandLifeTime, OperandType, OperationType
 from .validation import validate_model
@@ -88,12 +89,10 @@ class ModelBuilder:
                 raise invalid(f"{what}: values must be whole numbers")
             arr = arr.astype(np.int64)
         arr = to_dtype(arr, info.dtype, what)  # range-checked: no silent wrap-around
-        if info.dtype == np.bool_:
-            arr = arr.astype(np.uint8)
         expected = int(np.prod(operand.dimensions)) if info.is_tensor else 1
         if arr.size != expected:
             raise invalid(f"constant of dimensions {operand.dimensions} needs {expected} values, got {arr.size}")
-        data = np.ascontiguousarray(arr).astype(arr.dtype.newbyteorder("<")).tobytes()
+        data = encode_value(operand.type, arr)
         if len(data) <= MAX_CONSTANT_COPY_BYTES:
             align = _copy_alignment(len(data))
             pad = (-len(self._values)) % align

@@ -43,6 +43,14 @@ def decode_value(operand_type: OperandType, shape: tuple[int, ...], raw) -> obje
     return arr.reshape(shape)
 
 
+def encode_value(operand_type: OperandType, value) -> bytes:
+    """The little-endian bytes of ``value`` as an operand of ``operand_type`` stores it (booleans one
+    byte each): the inverse of :func:`decode_value`."""
+    dtype = OPERAND_TYPE_INFO[operand_type].dtype
+    arr = np.ascontiguousarray(value, dtype=np.uint8 if dtype == np.bool_ else dtype)
+    return arr.astype(arr.dtype.newbyteorder("<")).tobytes()
+
+
 def operand_info(model: Model, subgraph: Subgraph, index: int, with_value: bool = True) -> TensorInfo:
     """TensorInfo of a subgraph operand as declared by the model (constant value decoded)."""
     op = subgraph.operands[index]

@@ -25,7 +25,7 @@ from dataclasses import replace
 import numpy as np
 
 from ..errors import DriverError
-from ..graph import merge_shapes, operand_info
+from ..graph import encode_value, merge_shapes, operand_info
 from ..hal.model import DataLocation, Model, Operation, Subgraph
 from ..hal.types import OPERAND_TYPE_INFO, OperandLifeTime, OperationType
 from ..ops.catalog import lookup
@@ -58,8 +58,8 @@ def unroll_static_loops(model: Model) -> Model:
         if op.type != OperationType.WHILE:
             position += 1
             continue
-        trips = _trip_count(model, main, op)
-        body = model.referenced[_subgraph_index(model, main, op.inputs[1])]
+        cond, body = (model.referenced[int(main.operands[i].location.offset)] for i in op.inputs[:2])
+        trips = _trip_count(model, main, op, cond, body)
         budget = MAX_UNROLLED_OPERATIONS - (len(main.operations) - 1)
         if trips is None or trips == 0 or trips * len(body.operations) > budget or not _outputs_unrollable(body, op):
             position += 1
@@ -74,10 +74,6 @@ def unroll_static_loops(model: Model) -> Model:
         log.debug("unrolled a WHILE loop of %d iterations (%d operations)", trips, len(unrolled))
         # the copies may hold WHILE loops of their own: the scan goes on from the first copy
     return model
-
-
-def _subgraph_index(model: Model, subgraph: Subgraph, operand: int) -> int:
-    return int(subgraph.operands[operand].location.offset)
 
 
 def _outputs_unrollable(body: Subgraph, op: Operation) -> bool:
@@ -180,10 +176,9 @@ class _Evaluator:
         return None if any(t is None for t in values) else [t.value for t in values]
 
 
-def _trip_count(model: Model, main: Subgraph, op: Operation) -> int | None:
-    """How many times the WHILE ``op`` runs its body, when the preparation can know it; else None."""
-    cond = model.referenced[_subgraph_index(model, main, op.inputs[0])]
-    body = model.referenced[_subgraph_index(model, main, op.inputs[1])]
+def _trip_count(model: Model, main: Subgraph, op: Operation, cond: Subgraph, body: Subgraph) -> int | None:
+    """How many times the WHILE ``op`` (condition ``cond``, body ``body``) runs its body, when the
+    preparation can know it; else None."""
     outer = op.inputs[2:]
     carried = len(body.output_indexes)        # loop-carried and state-only operands
     # the positions the condition reads, closed under the body's updates of them
@@ -213,7 +208,7 @@ def _trip_count(model: Model, main: Subgraph, op: Operation) -> int | None:
         if result is None:
             return None
         try:
-            go_on = bool(result[0].reshape(-1)[0]) if hasattr(result[0], "reshape") else bool(result[0])
+            go_on = bool(np.asarray(result[0]).reshape(-1)[0])
         except IndexError:
             return None
         if not go_on:
@@ -281,8 +276,7 @@ def _fold_small_constants(model: Model, operations: list[Operation]) -> list[Ope
         for i, value in zip(o.outputs, results):
             folded[i] = value
             info = OPERAND_TYPE_INFO[main.operands[i].type]
-            raw = np.asarray(value, dtype=np.uint8 if info.dtype == np.bool_ else info.dtype)
-            raw = raw.astype(raw.dtype.newbyteorder("<")).tobytes()
+            raw = encode_value(main.operands[i].type, value)
             location = DataLocation(0, len(model.operand_values) + len(added), len(raw))
             added += raw
             main.operands[i] = replace(main.operands[i], lifetime=OperandLifeTime.CONSTANT_COPY, location=location,

@@ -41,6 +41,11 @@ def activation_input(node: Node, graph: Graph) -> int | None:
     return entry.fused_activation_input(graph.infos(node.inputs))
 
 
+def producers(graph: Graph) -> dict[int, Node]:
+    """Tensor → the node computing it."""
+    return {o: n for n in graph.nodes for o in n.outputs}
+
+
 def consumers(graph: Graph) -> dict[int, list[Node]]:
     out: dict[int, list[Node]] = {}
     for node in graph.nodes:
@@ -124,27 +129,27 @@ def fuse_activations(graph: Graph) -> int:
     return fused + _rewrite(graph, fusable_hard_swishes(graph))
 
 
-def _available_by(graph: Graph, node: Node, producers: dict[int, Node], order: dict[int, int],
+def _available_by(graph: Graph, node: Node, computed_by: dict[int, Node], order: dict[int, int],
                   tensor: int) -> Node | bool:
     """Whether ``tensor`` can be read when ``node`` runs: True when it is a model input or an earlier
     node's output; the node computing it when that node comes later but could run just before
     ``node`` (its own inputs ready by then; no control flow or data-dependent sizes); else False."""
-    source = producers.get(tensor)
+    source = computed_by.get(tensor)
     if source is None or order[id(source)] < order[id(node)]:
         return True
     entry = lookup(source.type)
     if (entry is None or entry.data_dependent is not None or source.type in (OperationType.IF, OperationType.WHILE)
-            or any(i in producers and order[id(producers[i])] >= order[id(node)] for i in source.inputs)):
+            or any(i in computed_by and order[id(computed_by[i])] >= order[id(node)] for i in source.inputs)):
         return False
     return source
 
 
-def _residual_fusion(graph: Graph, add: Node, side: int, producers: dict[int, Node], order: dict[int, int],
+def _residual_fusion(graph: Graph, add: Node, side: int, computed_by: dict[int, Node], order: dict[int, int],
                      users: dict[int, list[Node]]) -> tuple[Node, Node | None] | None:
     """The producer of ``add``'s input ``side`` re-defined with the ADD fused, and the node to move
     just before it (the one computing the other operand, when it comes later), or None."""
     mine, other = add.inputs[side], add.inputs[1 - side]
-    node = producers.get(mine)
+    node = computed_by.get(mine)
     if (node is None or node.params is None or users.get(mine) != [add]
             or mine in graph.subgraph.output_indexes):
         return None
@@ -157,7 +162,7 @@ def _residual_fusion(graph: Graph, add: Node, side: int, producers: dict[int, No
     if (code.value is None or int(code.value) != 0 or getattr(p, "residual", True)
             or getattr(p, "hard_swish", False) or getattr(p, "nan_to_low", False)):
         return None
-    ready = _available_by(graph, node, producers, order, other)
+    ready = _available_by(graph, node, computed_by, order, other)
     if graph.tensors[other].value is not None or ready is False:
         return None  # a constant, or not computable before the producer runs
     try:
@@ -178,7 +183,7 @@ def _next_residual_add(graph: Graph) -> tuple[Node, Node, Node, Node | None] | N
     ADD (float32 operands and result of one shape); when both operands qualify, the later producer
     takes the ADD."""
     users = consumers(graph)
-    producers = {o: n for n in graph.nodes for o in n.outputs}
+    computed_by = producers(graph)
     order = {id(n): k for k, n in enumerate(graph.nodes)}
     for add in graph.nodes:
         if add.type != OperationType.ADD or add.params is None or len(add.inputs) < 2:
@@ -187,8 +192,8 @@ def _next_residual_add(graph: Graph) -> tuple[Node, Node, Node, Node | None] | N
         if not (a.type == b.type == out.type == OperandType.TENSOR_FLOAT32 and a.known_shape and b.known_shape
                 and tuple(a.shape) == tuple(b.shape) == tuple(out.shape)):
             continue
-        options = [(producers[add.inputs[side]], *found) for side in (0, 1)
-                   if (found := _residual_fusion(graph, add, side, producers, order, users)) is not None]
+        options = [(computed_by[add.inputs[side]], *found) for side in (0, 1)
+                   if (found := _residual_fusion(graph, add, side, computed_by, order, users)) is not None]
         if options:
             producer, fused, hoisted = max(options, key=lambda o: order[id(o[0])])
             return producer, add, fused, hoisted

@@ -22,14 +22,14 @@ from dataclasses import replace
 
 from ..graph import Graph, Node
 from ..hal.types import OperandType, OperationType
-from .fusion import consumers
+from .fusion import consumers, producers
 
 _PLAIN = (OperandType.TENSOR_FLOAT32, OperandType.TENSOR_FLOAT16, OperandType.TENSOR_INT32)
 
 
 def forward_slices(graph: Graph) -> int:
     """Rewrite slices of concatenations as described in the module docstring; returns how many."""
-    producer = {o: n for n in graph.nodes for o in n.outputs}
+    producer = producers(graph)
     outputs = set(graph.subgraph.output_indexes)
     done = 0
     for node in list(graph.nodes):
@@ -53,8 +53,8 @@ def forward_slices(graph: Graph) -> int:
         covered = [i for i, (o, s) in enumerate(zip(offsets, cp.axis_sizes)) if s and lo <= o and o + s <= hi]
         inside = [i for i, (o, s) in enumerate(zip(offsets, cp.axis_sizes)) if o <= lo and hi <= o + s and s]
         out = node.outputs[0]
-        readers = consumers(graph).get(out, [])
         if covered and sum(cp.axis_sizes[i] for i in covered) == hi - lo and out not in outputs:
+            readers = [] if len(covered) == 1 else consumers(graph).get(out, [])
             if len(covered) == 1:
                 _replace_uses(graph, out, parts[covered[0]])
             elif readers and all(_same_axis_concat(graph, r, axis) for r in readers):

@@ -552,15 +552,23 @@ def _is_upsampling(p: TransposeConv2DParams) -> bool:
             and p.out_h == p.in_h * p.stride_h and p.out_w == p.in_w * p.stride_w)
 
 
+def _transpose_defines(p: TransposeConv2DParams) -> dict:
+    """The literals conv_transpose.cl and conv_transpose_upsample.cl share: sizes, strides, NHWC
+    element strides of input and output, and the activation (clamped to the finite range even
+    without one)."""
+    lo, hi = max(p.float_min, -FLT_MAX), min(p.float_max, FLT_MAX)
+    d = {"CI": p.in_c, "H": p.in_h, "W": p.in_w, "KH": p.kernel_h, "KW": p.kernel_w, "SH": p.stride_h,
+         "SW": p.stride_w, **float_act(lo, hi, p.nan_to_low, p.hard_swish)}
+    d.update(zip(("XN", "XY", "XX"), image_strides(p.batch, p.in_h, p.in_w, p.in_c, False)[:3]))
+    d.update(zip(("ON", "OY", "OX"), image_strides(p.batch, p.out_h, p.out_w, p.out_c, False)[:3]))
+    return d
+
+
 def _lower_transpose_upsampling(ctx: LoweringContext, p: TransposeConv2DParams) -> None:
     """One conv_transpose_upsample.cl launch over (output channel, input column, batch·input row);
     the filter [CO][KH][KW][CI] repacked to [KH][KW][CO][CI]."""
     w = np.ascontiguousarray(np.transpose(ctx.inputs[1].array().astype(np.float32), (1, 2, 0, 3)))
-    lo, hi = max(p.float_min, -FLT_MAX), min(p.float_max, FLT_MAX)  # finite even without an activation
-    d = {"CO": p.out_c, "CI": p.in_c, "H": p.in_h, "W": p.in_w, "ROWS": p.batch * p.in_h, "KH": p.kernel_h,
-         "KW": p.kernel_w, "SH": p.stride_h, "SW": p.stride_w, **float_act(lo, hi, p.nan_to_low, p.hard_swish)}
-    d.update(zip(("XN", "XY", "XX"), image_strides(p.batch, p.in_h, p.in_w, p.in_c, False)[:3]))
-    d.update(zip(("ON", "OY", "OX"), image_strides(p.batch, p.out_h, p.out_w, p.out_c, False)[:3]))
+    d = dict(_transpose_defines(p), CO=p.out_c, ROWS=p.batch * p.in_h)
     bias = ctx.inputs[2].array().astype(np.float32)
     ctx.emit("conv_transpose_upsample.cl", d, [ctx.input(0), ctx.constant(w), ctx.constant(bias)], [ctx.output(0)],
              (p.out_c, p.in_w, p.batch * p.in_h))
@@ -577,14 +585,9 @@ def _lower_transpose_vector(ctx: LoweringContext, p: TransposeConv2DParams) -> N
     w[..., :co] = np.transpose(ctx.inputs[1].array().astype(np.float32), (1, 2, 3, 0))
     bias = np.zeros(cop, np.float32)
     bias[:co] = ctx.inputs[2].array().astype(np.float32)
-    lo, hi = max(p.float_min, -FLT_MAX), min(p.float_max, FLT_MAX)  # finite even without an activation
     px = min(8, p.out_w)
-    d = {"CB": cb, "CBLOCKS": cop // cb, "PX": px, "PBLOCKS": ceil_div(p.out_w, px), "CO": co, "COP": cop,
-         "CI": p.in_c, "H": p.in_h, "W": p.in_w,
-         "OH": p.out_h, "OW": p.out_w, "ROWS": p.batch * p.out_h, "KH": p.kernel_h, "KW": p.kernel_w,
-         "SH": p.stride_h, "SW": p.stride_w, "PT": p.pad_top, "PL": p.pad_left, **float_act(lo, hi, p.nan_to_low, p.hard_swish)}
-    d.update(zip(("XN", "XY", "XX"), image_strides(p.batch, p.in_h, p.in_w, p.in_c, False)[:3]))
-    d.update(zip(("ON", "OY", "OX"), image_strides(p.batch, p.out_h, p.out_w, co, False)[:3]))
+    d = dict(_transpose_defines(p), CB=cb, CBLOCKS=cop // cb, PX=px, PBLOCKS=ceil_div(p.out_w, px), CO=co, COP=cop,
+             OH=p.out_h, OW=p.out_w, ROWS=p.batch * p.out_h, PT=p.pad_top, PL=p.pad_left)
     ctx.emit("conv_transpose.cl", d, [ctx.input(0), ctx.constant(w), ctx.constant(bias)], [ctx.output(0)],
              (cop // cb, ceil_div(p.out_w, px), p.batch * p.out_h))
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..backends.base import LaunchTuning
 from ..compiler import autotune
 from ..compiler.lowering_helpers import act_defines, ctype, float_io, known, params_ok, trailing_scalars_constant
 from ..hal.types import FLT_MAX, OperationType
@@ -155,8 +156,6 @@ _KIND_CODES = {"average": 0, "max": 1, "l2": 2}  # KIND in pooling.cl
 #: doing the whole pool, while on PoCL 16 work items each reading every 16th value took 7x as long
 #: as one reading them all (selfie_segmentation's 128x128x16 global pool)
 _CHANNEL_BLOCKS = (16, 8, 4, 2, 1)
-#: min_work_items outside a backend's compilation (lowering tests)
-_FEW_ITEMS = 256
 
 
 def supports_pool(ctx: LoweringContext) -> bool:
@@ -181,7 +180,7 @@ def lower_pool(ctx: LoweringContext) -> None:
     d.update(act_defines(p, out))
     cb = next(b for b in _CHANNEL_BLOCKS if p.in_c % b == 0)
     target = autotune.target_tuning()
-    few = target.min_work_items if target is not None else _FEW_ITEMS
+    few = (target or LaunchTuning).min_work_items      # outside a backend's compilation: the default
     while cb > 1 and p.in_c // cb * p.out_w * p.batch * p.out_h < few:
         cb //= 2   # the blocks are powers of two: a half still divides C
     d["CB"] = cb
