@@ -24,7 +24,6 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..errors import DriverError
 from ..graph import encode_value, merge_shapes, operand_info
 from ..hal.model import DataLocation, Model, Operation, Subgraph
 from ..hal.types import OPERAND_TYPE_INFO, OperandLifeTime, OperationType
@@ -134,7 +133,7 @@ class _Evaluator:
 
     def run(self, given: dict[int, object]) -> list | None:
         """The targets' values, with ``given`` (operand index → value) for subgraph inputs; None when
-        something they need is not known or a kernel refuses its inputs."""
+        something they need is not known, or a definition or kernel refuses its inputs."""
         if self.operations is None:
             return None
         tensors: dict[int, TensorInfo] = {}
@@ -164,14 +163,14 @@ class _Evaluator:
                 return None
             try:
                 results = entry.reference(entry.define(ins, outs), ins, outs)
-            except (DriverError, ValueError, TypeError, IndexError):
+                for i, t, value in zip(o.outputs, outs, results):
+                    t.value = value
+                    if OPERAND_TYPE_INFO[t.type].is_tensor:
+                        t.shape = merge_shapes(t.shape, getattr(value, "shape", ()), f"operand {i}")
+                    t.known_shape = True
+                    tensors[i] = t
+            except Exception:  # speculative: whatever refuses leaves the loop interpreted, where it fails as it would
                 return None
-            for i, t, value in zip(o.outputs, outs, results):
-                t.value = value
-                if OPERAND_TYPE_INFO[t.type].is_tensor:
-                    t.shape = merge_shapes(t.shape, getattr(value, "shape", ()), f"operand {i}")
-                t.known_shape = True
-                tensors[i] = t
         values = [info(i) for i in self.targets]
         return None if any(t is None for t in values) else [t.value for t in values]
 
