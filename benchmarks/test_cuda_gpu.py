@@ -6,6 +6,9 @@
   as a CUDA graph.  Every peer runs the zoo model's ONNX export (benchmarks/test_mobilenet_onnxruntime);
   PyTorch runs it through :func:`torch_forward`, a small interpreter of that export.  Each peer's output
   is compared with ours before timing, and its times include the input and output copies.
+* On a device whose GEMM runs in work groups (``LaunchTuning.group_gemm``), ours again with the CPU's
+  GEMM kernel (one register tile per work item), the A/B of that kernel choice; and on CUDA the
+  MobileNet layers that are matrix products, each with both kernels, against cuBLAS's sgemm peak.
 * The one-ADD model (16 floats): executeSynchronously, a burst and a reusable execution, against the
   floor of the same work in bare CuPy (two copies in, the kernel, the copy out, one synchronize).
 
@@ -27,9 +30,11 @@ import pytest
 
 import gpu_driver as gd
 from benchmarks.machine import cpu_model, load_average
+from benchmarks.test_conv_layers import LAYERS, _layer
 from benchmarks.test_execution_modes import _mode
 from benchmarks.test_mobilenet_onnxruntime import MODELS, alternate_all, to_onnx
 from benchmarks.test_overhead import _request
+from gpu_driver.hal.types import MeasureTiming
 from gpu_driver.zoo import add_model
 
 ROUNDS = 50
@@ -138,13 +143,33 @@ def torch_peers(onnx_bytes: bytes, x: np.ndarray) -> dict:
     return {f"{version} eager": eager, f"{version} CUDA graph": replay}
 
 
+#: the label of ours with the CPU's GEMM kernel (one register tile per work item) instead of the GPU's
+REGISTER_TILE_GEMM = "ours, GEMM in register tiles per work item (gemm.cl)"
+
+
+def prepared_with_register_tiles(device, model):
+    """``model`` prepared on ``device`` with the GEMM kernel of a CPU (gemm.cl, one register tile per
+    work item) in place of the work groups of a GPU (gemm_group.cl), compiled afresh."""
+    tuning = device.backend.tuning
+    saved = tuning.group_gemm, getattr(device, "private_cache", True)
+    tuning.group_gemm, device.private_cache = False, False
+    try:
+        return device.prepare_model(model)
+    finally:
+        tuning.group_gemm, device.private_cache = saved
+
+
 def mobilenet_runs(device, name: str, batch: int):
-    """(x, {label: run}) for one MobileNet: ours and every peer that installs, outputs checked."""
+    """(x, {label: run}) for one MobileNet: ours, ours with the CPU's GEMM kernel where the device
+    has a GPU's, and every peer that installs, outputs checked."""
     bm = MODELS[name](batch=batch)
     prepared = device.prepare_model(bm.model)
     x = bm.random_input()
     onnx_bytes = to_onnx(bm)
     runs = {"ours": lambda v: prepared.execute([v])[0]}
+    if device.backend.tuning.group_gemm:
+        register_tiles = prepared_with_register_tiles(device, bm.model)
+        runs[REGISTER_TILE_GEMM] = lambda v: register_tiles.execute([v])[0]
     label, ort_run = onnxruntime_peer(onnx_bytes)
     runs[label] = ort_run
     try:
@@ -155,6 +180,57 @@ def mobilenet_runs(device, name: str, batch: int):
     for label, run in runs.items():
         np.testing.assert_allclose(run(x), ours, atol=2e-4, rtol=2e-3, err_msg=label)
     return x, runs
+
+
+# ---- GEMM layers: the two kernels against cuBLAS --------------------------------------------------------
+
+#: the MobileNet layers that are products of matrices (1×1 convolutions, the classifier)
+GEMM_LAYERS = [spec for spec in LAYERS if spec[0] == "fc" or spec[4] == 1]
+PEAK_N = 4096
+
+
+def cublas_peak_gflops(device, n: int = PEAK_N, rounds: int = 10) -> float:
+    """cuBLAS's float32 GFLOP/s on an n² matmul (cupy.matmul; TF32 off, CuPy's default), best of rounds."""
+    cupy = device.backend.cupy
+    with device.backend.launcher.device:
+        a = cupy.random.standard_normal((n, n), dtype=cupy.float32)
+        (a @ a).sum()
+        start, end = cupy.cuda.Event(), cupy.cuda.Event()
+        best = float("inf")
+        for _ in range(rounds):
+            start.record()
+            a @ a
+            end.record()
+            end.synchronize()
+            best = min(best, cupy.cuda.get_elapsed_time(start, end) * 1e-3)
+    return 2 * n ** 3 / best / 1e9
+
+
+def gemm_layer_rows(device, rounds: int = 20) -> tuple[float, list[dict]]:
+    """(cuBLAS peak GFLOP/s, per layer of GEMM_LAYERS: median device time of its kernels with the GPU's
+    GEMM kernel and with the CPU's, alternating round by round)."""
+    peak = cublas_peak_gflops(device)
+    rows = []
+    for spec in GEMM_LAYERS:
+        bm = _layer(*spec)
+        models = {"group": device.prepare_model(bm.model), "register": prepared_with_register_tiles(device, bm.model)}
+        x = bm.random_input()
+        times: dict[str, list[float]] = {k: [] for k in models}
+        for round_ in range(rounds + 2):
+            for label, pm in models.items():
+                timing = pm.execute([x], measure_timing=MeasureTiming.YES, return_timing=True)[1]
+                if round_ >= 2:
+                    times[label].append(timing.time_on_device * 1e-6)
+        np.testing.assert_allclose(models["group"].execute([x])[0], models["register"].execute([x])[0],
+                                   rtol=1e-4, atol=1e-4)
+        row = {"layer": bm.name}
+        for label, values in times.items():
+            seconds = statistics.median(values)
+            row[f"{label} µs"] = seconds * 1e6
+            row[f"{label} GFLOP/s"] = bm.flops / seconds / 1e9
+        rows.append(row)
+        print(row, flush=True)
+    return peak, rows
 
 
 # ---- one ADD: overhead --------------------------------------------------------------------------------
@@ -245,6 +321,17 @@ def write_page(path: str, device_name: str, rounds: int = ROUNDS) -> str:
             for label, t in medians.items():
                 lines.append(f"| {name} | {batch} | {label} | {t * 1e3:.3f} | {medians['ours'] / t:.2f} |")
             print("\n".join(lines[-len(medians):]), flush=True)
+    if device.name.startswith("cuda"):
+        peak, rows = gemm_layer_rows(device)
+        lines += ["", "## GEMM layers: work groups (gemm_group.cl) against register tiles per work item (gemm.cl)", "",
+                  f"Device time of each layer's kernels (median of 20 rounds, the two alternating); cuBLAS "
+                  f"float32 peak on a {PEAK_N}² matmul: {peak:.0f} GFLOP/s.", "",
+                  "| layer (+RELU6) | gemm_group.cl µs | GFLOP/s | % of cuBLAS | gemm.cl µs | GFLOP/s | speed-up |",
+                  "|---|---|---|---|---|---|---|"]
+        for r in rows:
+            lines.append(f"| {r['layer']} | {r['group µs']:.1f} | {r['group GFLOP/s']:.0f} | "
+                         f"{100 * r['group GFLOP/s'] / peak:.1f} | {r['register µs']:.1f} | "
+                         f"{r['register GFLOP/s']:.0f} | {r['register µs'] / r['group µs']:.2f}× |")
     add = add_modes(device)
     lines += ["", "## One ADD of 16 floats", "", f"Median µs per execution over {ADD_ROUNDS} rounds, modes alternating:", "",
               "| mode | µs |", "|---|---|", *(f"| {k} | {v:.1f} |" for k, v in add.items()), "",

@@ -27,7 +27,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..compiler.ir import Work
+from ..compiler.ir import GROUP_TILE_ITEMS, Work
 from ..hal.types import DeviceType
 
 #: dialect-neutral helper headers (in opencl_kernels/) appended to every prelude, in this order
@@ -243,6 +243,11 @@ class LaunchTuning:
     #: device sets 1 (its few cores each run whole work groups, and a work item reading consecutive
     #: channels beats several reading every C-th value)
     min_work_items: int = 256
+    #: the device multiplies matrices best in work groups staging tiles through local memory (a GPU:
+    #: ops/gemm.py's group tiles); a CPU device keeps one register tile per work item
+    group_gemm: bool = False
+    #: compute units (GPU multiprocessors): a launch of fewer work groups leaves some idle
+    compute_units: int = 1
 
     def local_size(self, work: Work, global_size: Sequence[int]) -> tuple[int, ...] | None:
         """The local size of a launch of ``global_size`` work items shaped as ``work``."""
@@ -254,6 +259,8 @@ class LaunchTuning:
         elif work is Work.REGISTER_TILES:
             channels, pixels = self.register_tiles
             return (min(size[0], channels), min(size[1], pixels), 1)
+        elif work is Work.GROUP_TILES:
+            return GROUP_TILE_ITEMS
         elif work is Work.CHANNEL_LANES:
             widest, step = self.channel_lanes
             lane = next((c for c in range(widest, step - 1, -step) if size[0] % c == 0), None)

@@ -284,13 +284,18 @@ class CudaLauncher(Launcher):
 
 
 class CudaTuning(LaunchTuning):
-    """Untuned: no GPU has measured these.  The numbers are the OpenCL backend's (measured on PoCL, a
-    CPU); work with no stated preference gets :func:`default_block`."""
+    """Products of matrices run in work groups through shared memory (group_gemm), over as many
+    groups as the multiprocessors; the other numbers are the OpenCL backend's (measured on PoCL, a
+    CPU).  Work with no stated preference gets :func:`default_block`."""
 
     elements = 64
     rows = 32
     register_tiles = (16, 4)
     channel_lanes = (64, 8)
+    group_gemm = True
+
+    def __init__(self, multiprocessors: int):
+        self.compute_units = multiprocessors
 
     def default(self, global_size: tuple[int, ...]) -> tuple[int, ...]:
         return default_block(global_size)
@@ -312,7 +317,7 @@ class CudaBackend(BackendDevice):
         stream_lock = threading.RLock()
         self._name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
         super().__init__(CudaCompiler(f"sm_{device.compute_capability}"), CudaAllocator(cupy, device, stream, stream_lock),
-                         CudaLauncher(cupy, device, stream, stream_lock), CudaTuning())
+                         CudaLauncher(cupy, device, stream, stream_lock), CudaTuning(int(props["multiProcessorCount"])))
 
     @property
     def device_name(self) -> str:

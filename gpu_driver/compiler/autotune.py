@@ -89,12 +89,22 @@ def tuning(backend, budget_s: float = BUDGET_S) -> Iterator[None]:
     """Lowering inside this block may time candidates on ``backend`` (a backends.base.BackendDevice),
     for at most ``budget_s`` seconds in all."""
     token = _session.set(_Session(backend, time.perf_counter() + budget_s) if enabled() else None)
-    target = _target.set(backend.tuning)
+    try:
+        with lowering_for(backend.tuning):
+            yield
+    finally:
+        _session.reset(token)
+
+
+@contextlib.contextmanager
+def lowering_for(launch_tuning) -> Iterator[None]:
+    """Lowering inside this block shapes its kernels for a backend of ``launch_tuning``
+    (backends.base.LaunchTuning) and measures nothing: what that backend would compile."""
+    target = _target.set(launch_tuning)
     try:
         yield
     finally:
         _target.reset(target)
-        _session.reset(token)
 
 
 def target_tuning():

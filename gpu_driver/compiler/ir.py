@@ -61,14 +61,20 @@ class TensorId:
 
 class Work(enum.Enum):
     """The shape of a kernel's parallel work, as its lowering states it.  Each backend's launch tuning
-    maps it (with the global size) to a local size at compilation; every kernel bounds-checks and none
-    uses local memory, so the local size only tunes speed."""
+    maps it (with the global size) to a local size at compilation; every kernel bounds-checks, and
+    except for GROUP_TILES (whose work groups share local memory) the local size only tunes speed."""
 
     ELEMENTS = "elements"              # 1-D, one work item per element
     ROWS = "rows"                      # 1-D, one work item per row it reduces (heavier items)
     REGISTER_TILES = "register_tiles"  # (channel blocks, pixel blocks, rows): one register tile per item
     CHANNEL_LANES = "channel_lanes"    # (channels, pixel blocks, rows): consecutive channels side by side
     GRID = "grid"                      # any other 1-3-D grid: the backend's default
+    GROUP_TILES = "group_tiles"        # (column groups, row groups) of exactly GROUP_TILE_ITEMS work
+                                       # items each, cooperating through local memory
+
+
+#: the local size of every Work.GROUP_TILES launch (the kernels are written for it)
+GROUP_TILE_ITEMS = (16, 16, 1)
 
 
 @dataclass

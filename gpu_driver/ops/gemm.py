@@ -1,10 +1,13 @@
 """The packed-weights GEMM lowering shared by 1×1 CONV_2D (stride 1, no padding) and
 FULLY_CONNECTED with constant weights: ``out[M, N] = act(bias + (a[M, K] − zp_a) · Wᵀ)``.
 
-The register tile (MB rows × NB columns per work item) is chosen per
-shape by gpu_driver.compiler.autotune among :func:`tiles`, the first being the default; the weights
-are repacked for the chosen NB at preparation (``[N/NB][K][NB]``, zero-padded; the filter zero
-point folded in for quant8), and every size is a literal of ``opencl_kernels/ops/gemm.cl``.
+Two kernels compute it.  On a CPU device, ``opencl_kernels/ops/gemm.cl``: one register tile (MB rows
+× NB columns) per work item, weights repacked to ``[N/NB][K][NB]``.  On a GPU (the backend's
+``LaunchTuning.group_gemm``), ``gemm_group.cl``: one MB × NB block per work group of 16 × 16 work
+items, staging slices of both operands through local memory, weights repacked to ``[K][N']``.  The
+tile is chosen per shape by gpu_driver.compiler.autotune among :func:`tiles` or :func:`group_tiles`,
+the first being the default; weights are zero-padded to whole tiles (the filter zero point folded in
+for quant8), and every size is a literal of the kernel.
 """
 from __future__ import annotations
 
@@ -24,10 +27,19 @@ if TYPE_CHECKING:  # pragma: no cover - annotations only
 
 @dataclass(frozen=True)
 class Tile:
-    """MB rows × NB columns of the output per work item."""
+    """MB rows × NB columns of the output per work item; with ``group``, per work group
+    (gemm_group.cl: ir.GROUP_TILE_ITEMS work items, each holding MB/16 × NB/16 of them)."""
 
     mb: int
     nb: int
+    group: bool = False
+
+
+#: the work-group tiles, largest first: each of the 16 × 16 work items holds 4 × 4, 2 × 4, 2 × 2 or
+#: 1 × 2 outputs
+GROUP_SHAPES = ((64, 64), (32, 64), (32, 32), (16, 32))
+#: the depth (products per output) of each slice a work group stages in local memory
+GROUP_DEPTH = 16
 
 
 def _width(n: int, most: int) -> int:
@@ -60,6 +72,21 @@ def tiles(m: int, k: int, n: int, chunked: bool, lanes: int = 16) -> list[Tile]:
         if tile not in found:
             found.append(tile)
     return found
+
+
+def group_tiles(m: int, n: int, compute_units: int) -> list[Tile]:
+    """The work-group tiles of an M×N output for a device of ``compute_units``, the default first: the
+    largest whose groups are at least as many as the compute units (a GPU's multiprocessors), else the
+    one of most groups; then the others, largest first.  A tile needing as many groups as a smaller one
+    is dropped (it computes more padding for the same parallelism)."""
+    shapes = [Tile(mb, nb, True) for mb, nb in GROUP_SHAPES]
+
+    def groups(t: Tile) -> int:
+        return ceil_div(m, t.mb) * ceil_div(n, t.nb)
+
+    shapes = [t for t in shapes if not any(groups(o) == groups(t) and o.mb * o.nb < t.mb * t.nb for o in shapes)]
+    default = next((t for t in shapes if groups(t) >= compute_units), shapes[-1])
+    return [default] + [t for t in shapes if t != default]
 
 
 def float_chunk(quant: Requantization, io_type: str, weights: np.ndarray) -> int:
@@ -140,6 +167,17 @@ def _pack(weights: np.ndarray, bias: np.ndarray, nb: int) -> tuple[np.ndarray, n
     return np.ascontiguousarray(w.reshape(padded_n // nb, nb, k).transpose(0, 2, 1)), b
 
 
+def _pack_columns(weights: np.ndarray, bias: np.ndarray, nb: int) -> tuple[np.ndarray, np.ndarray]:
+    """Weights [N, K] → [K][N'] and bias → [N'], N' = N rounded up to a multiple of ``nb``, zero-padded."""
+    n, k = weights.shape
+    padded_n = ceil_div(n, nb) * nb
+    w = np.zeros((k, padded_n), dtype=weights.dtype)
+    w[:, :n] = weights.T
+    b = np.zeros(padded_n, dtype=bias.dtype)
+    b[:n] = bias
+    return w, b
+
+
 def lower_gemm(ctx: LoweringContext, a: TensorId, m: int, weights: np.ndarray, bias: np.ndarray,
                quant: Requantization | None, io_type: str, act: dict) -> None:
     """Emit the node's output 0, ``[m, N] = act(bias + (a − zp) · weightsᵀ)``, for constant ``weights``
@@ -158,23 +196,34 @@ def lower_gemm(ctx: LoweringContext, a: TensorId, m: int, weights: np.ndarray, b
     extra = [ctx.input(len(ctx.node.inputs) - 1)] if ctx.params.residual else []
 
     def specialise(tile: Tile):
+        """(template, defines, packed constants, global size, work) of ``tile``."""
+        if tile.group:
+            w, b = _pack_columns(weights, bias, tile.nb)
+            d = dict(base, BM=tile.mb, BN=tile.nb, BK=GROUP_DEPTH, TM=tile.mb // 16, TN=tile.nb // 16,
+                     NP=w.shape[1], AL=tile.mb * GROUP_DEPTH // 256, WL=tile.nb * GROUP_DEPTH // 256,
+                     KT=max(1, chunk // GROUP_DEPTH))
+            grid = (w.shape[1] // tile.nb * 16, ceil_div(m, tile.mb) * 16, 1)
+            return "gemm_group.cl", d, [w, b], grid, Work.GROUP_TILES
         lanes = max(tile.nb, 4)  # gemm.cl's FLOATV: a tile narrower than 4 columns runs on 4 lanes
         w, b = _pack(weights, bias, lanes)
         nblocks, mblocks = w.shape[0], ceil_div(m, tile.mb)
         d = dict(base, MB=tile.mb, NB=lanes, NBLOCKS=nblocks, MBLOCKS=mblocks)
-        return d, [w, b], (nblocks, mblocks, 1)
+        return "gemm.cl", d, [w, b], (nblocks, mblocks, 1), Work.REGISTER_TILES
 
     target = autotune.target_tuning()
-    candidates = tiles(m, k, n, chunk < k, target.float_lanes if target is not None else 16)
+    if target is not None and target.group_gemm:
+        candidates = group_tiles(m, n, target.compute_units)
+    else:
+        candidates = tiles(m, k, n, chunk < k, target.float_lanes if target is not None else 16)
 
     def trial(i: int) -> autotune.Trial:
-        d, consts, grid = specialise(candidates[i])
+        template, d, consts, grid, work = specialise(candidates[i])
         d["OUT_T"] = "int" if quant is not None else io_type
-        return autotune.Trial("gemm.cl", d, [np.zeros(m * k, np.float32), *consts,
-                                             *(np.zeros(m * n, np.float32) for _ in extra)], m * n * 4,
-                              grid, Work.REGISTER_TILES)
+        return autotune.Trial(template, d, [np.zeros(m * k, np.float32), *consts,
+                                            *(np.zeros(m * n, np.float32) for _ in extra)], m * n * 4, grid, work)
 
-    chosen = candidates[autotune.choose(("gemm.cl", *sorted(base.items())), len(candidates), 2 * m * n * k, trial)]
-    d, consts, grid = specialise(chosen)
-    emit_with_requantization(ctx, "gemm.cl", d, [a, *(ctx.constant(c) for c in consts), *extra], grid,
-                             Work.REGISTER_TILES, quant, m, n, act, io_type)
+    family = "gemm_group.cl" if candidates[0].group else "gemm.cl"
+    chosen = candidates[autotune.choose((family, *sorted(base.items())), len(candidates), 2 * m * n * k, trial)]
+    template, d, consts, grid, work = specialise(chosen)
+    emit_with_requantization(ctx, template, d, [a, *(ctx.constant(c) for c in consts), *extra], grid,
+                             work, quant, m, n, act, io_type)

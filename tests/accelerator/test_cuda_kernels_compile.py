@@ -1,6 +1,7 @@
 """Every kernel template compiles through NVRTC with the CUDA prelude: a hand-picked set of
 specialisations (float32 and quant8 of every HAL 1.0 op, every LSTM option group, every conv path,
-an upsampling TRANSPOSE_CONV_2D, LSH_PROJECTION's FarmHash kernel) for sm_80 and sm_90, and the
+an upsampling TRANSPOSE_CONV_2D, LSH_PROJECTION's FarmHash kernel; lowered for a CPU and for the
+CUDA backend, whose GEMM runs in work groups) for sm_80 and sm_90, and the
 kernels the supported AOSP conformance cases lower to (every template on disk is among them): a
 sample of the cases by default, every case in the slow tier.  Needs only NVRTC, no GPU."""
 import itertools
@@ -13,7 +14,8 @@ pytest.importorskip("cupy_backends.cuda.libs.nvrtc")
 
 from .ops.models import F32, I32T, OP, OT, Q8A, Const, In, NoValue, Out, Scalar, f32, i32, single_op  # noqa: E402
 
-from gpu_driver.backends.cuda import CudaCompiler, compile_source  # noqa: E402
+from gpu_driver.backends.cuda import CudaCompiler, CudaTuning, compile_source  # noqa: E402
+from gpu_driver.compiler import autotune  # noqa: E402
 from gpu_driver.compiler.codegen import assign_names, generate  # noqa: E402
 from gpu_driver.compiler.pipeline import lower, prepare_graph  # noqa: E402
 
@@ -118,8 +120,11 @@ def _lsh_models(rng):
 
 
 def _sources():
-    """One CUDA program (prelude + every distinct kernel instance) of all models, and their templates."""
+    """One CUDA program (prelude + every distinct kernel instance) of all models, lowered as for a CPU
+    and as for this GPU backend (its work-group GEMM), and their templates."""
     kernels = [k for model in _models() for k in lower(prepare_graph(model)).kernels]
+    with autotune.lowering_for(CudaTuning(132)):
+        kernels += [k for model in _models() for k in lower(prepare_graph(model)).kernels]
     names = assign_names(kernels)
     fixed = {name: (8, 4, 1) for name in names[::2]}  # every other kernel declares its local size
     return generate(kernels, CudaCompiler().prelude, fixed), {k.template for k in kernels}

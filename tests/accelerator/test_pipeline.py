@@ -235,7 +235,7 @@ def test_launch_tuning_maps_the_shape_of_work_to_local_sizes():
     from gpu_driver.backends.cuda import CudaTuning
     from gpu_driver.compiler.ir import Work
 
-    ocl, cuda = OpenCLTuning(), CudaTuning()
+    ocl, cuda = OpenCLTuning(), CudaTuning(132)
     assert ocl.local_size(Work.ELEMENTS, (1000,)) == (64,) and ocl.local_size(Work.ELEMENTS, (10,)) is None
     assert ocl.local_size(Work.ROWS, (40,)) == (32,) and ocl.local_size(Work.ROWS, (0,)) is None
     assert ocl.local_size(Work.REGISTER_TILES, (3, 9, 5)) == (3, 4, 1)
@@ -244,6 +244,9 @@ def test_launch_tuning_maps_the_shape_of_work_to_local_sizes():
     # CUDA resolves every launch to a block: the grid default where the work states no preference
     assert cuda.local_size(Work.ELEMENTS, (10,)) == (10,) and cuda.local_size(Work.GRID, (100, 100)) == (32, 8)
     assert cuda.local_size(Work.GRID, (100, 2, 9)) == (16, 2, 4) and cuda.local_size(Work.GRID, (999,)) == (256,)
+    # work groups sharing local memory get the one size their kernels are written for, on every backend
+    assert ocl.local_size(Work.GROUP_TILES, (32, 16, 1)) == cuda.local_size(Work.GROUP_TILES, (64, 64, 1)) == (16, 16, 1)
+    assert cuda.group_gemm and cuda.compute_units == 132 and not ocl.group_gemm
 
 
 def test_kernels_declare_the_local_size_of_their_launches(monkeypatch):

@@ -1,5 +1,6 @@
 """The GEMM path (1×1 CONV_2D, FULLY_CONNECTED with constant weights) on each accelerator device vs the
-reference, with every candidate tile of the shape forced in turn; and the tile tuner at preparation:
+reference, with every candidate tile of the shape forced in turn (the register tiles of a CPU and the
+work-group tiles of a GPU, both run on every device); and the tile tuner at preparation:
 its choice is measured once, baked into the compiled model (a preparation from the compilation cache
 does not tune again), and ``GPU_DRIVER_AUTOTUNE=0`` keeps the default."""
 import tempfile
@@ -60,6 +61,7 @@ def test_every_candidate_tile_matches_the_reference(accelerator, monkeypatch, ki
 
     monkeypatch.setattr(autotune, "choose", forced)
     monkeypatch.setattr(accelerator.backend.tuning, "float_lanes", lanes)
+    monkeypatch.setattr(accelerator.backend.tuning, "group_gemm", False)
     monkeypatch.setenv("GPU_DRIVER_PRIVATE_CACHE", "0")   # compile: the lowering must run
     rng = np.random.default_rng(31)
     shape = SHAPES[kind][0]
@@ -69,11 +71,60 @@ def test_every_candidate_tile_matches_the_reference(accelerator, monkeypatch, ki
     assert counts == [len(gemm.tiles(*SHAPES[kind][1:], False, lanes))]
 
 
-@pytest.mark.parametrize("kind", ["gemm", "conv"])
-def test_quant8_sums_too_long_for_one_float_run(accelerator, kind):
+# the work-group tiles' shapes: a product of several groups both ways and slices of K with a partial last
+GROUP_SHAPES = dict(SHAPES, conv_groups=((1, (10, 13), 70, 90), 130, 70, 90))
+
+
+def _group_cases():
+    for kind, (_, m, k, n) in GROUP_SHAPES.items():
+        for quant in (False, True):
+            for index in range(len(gemm.group_tiles(m, n, 1))):
+                yield kind, quant, index
+
+
+@pytest.mark.parametrize("kind,quant,index", list(_group_cases()))
+def test_every_group_tile_matches_the_reference(accelerator, monkeypatch, kind, quant, index):
+    """gemm_group.cl, the GPU's kernel, forced on whatever device runs the tests."""
+    counts = []
+
+    def forced(key, count, flops, trial):
+        counts.append(count)
+        return index
+
+    monkeypatch.setattr(autotune, "choose", forced)
+    monkeypatch.setattr(accelerator.backend.tuning, "group_gemm", True)
+    monkeypatch.setattr(accelerator.backend.tuning, "compute_units", 1)
+    monkeypatch.setenv("GPU_DRIVER_PRIVATE_CACHE", "0")
+    rng = np.random.default_rng(37)
+    shape, m, _, n = GROUP_SHAPES[kind]
+    args, outs = _conv1x1(rng, quant, *shape, act=3) if kind != "fc" else _fc(rng, quant, *shape, act=1)
+    check_op(accelerator, OP.CONV_2D if kind != "fc" else OP.FULLY_CONNECTED, args, outs, rng,
+             what=f"group tile {gemm.group_tiles(m, n, 1)[index]}")
+    assert counts == [len(gemm.group_tiles(m, n, 1))]
+
+
+def test_group_tiles_cover_the_compute_units():
+    T = gemm.Tile
+    # 112²×64: the largest tile already gives 196 groups
+    assert gemm.group_tiles(12544, 64, 132)[0] == T(64, 64, True)
+    # 14²×384: the largest tile with at least 132 groups
+    assert gemm.group_tiles(196, 384, 132)[0] == T(16, 32, True)
+    assert gemm.group_tiles(784, 192, 100)[0] == T(32, 32, True)
+    # 7²×1024: none reaches 132; the one of most groups
+    assert gemm.group_tiles(49, 1024, 132) == [T(16, 32, True), T(64, 64, True), T(32, 64, True), T(32, 32, True)]
+    # one row: taller tiles add only padding
+    assert gemm.group_tiles(1, 1001, 132) == [T(16, 32, True), T(32, 64, True)]
+    assert gemm.group_tiles(3, 21, 1) == [T(16, 32, True)]
+
+
+@pytest.mark.parametrize("kind,group", [("gemm", False), ("gemm", True), ("conv", False)])
+def test_quant8_sums_too_long_for_one_float_run(accelerator, monkeypatch, kind, group):
     """Quant8 sums too long for float (K·max|x − zx|·max|w − zw| ≥ 2^24): the GEMM adds exact float
-    runs up in int (each run of float_chunk products; several runs, and a partial last one, here),
-    the direct convolution takes int32 products; both exact.  The short sums above take one run."""
+    runs up in int (each run of float_chunk products; several runs, and a partial last one, here;
+    in either kernel), the direct convolution takes int32 products; all exact.  The short sums above
+    take one run."""
+    monkeypatch.setattr(accelerator.backend.tuning, "group_gemm", group)
+    monkeypatch.setenv("GPU_DRIVER_PRIVATE_CACHE", "0")
     rng = np.random.default_rng(41)
     x, out = In(Q8A, (2, 1100) if kind == "gemm" else (1, 5, 6, 130), 0.5, 127), Out(Q8A, 40.0, 100)
     if kind == "gemm":
@@ -120,7 +171,18 @@ def _grid(prepared):
     return launch.global_size
 
 
+def _candidates(accelerator):
+    """The candidate tiles of _model's 30×16·16×24 product on the device: a GPU's group tiles, else
+    the register tiles of its vector width."""
+    tuning = accelerator.backend.tuning
+    if tuning.group_gemm:
+        return gemm.group_tiles(30, 24, tuning.compute_units)
+    return gemm.tiles(30, 16, 24, False, tuning.float_lanes)
+
+
 def _grid_of(tile):
+    if tile.group:
+        return (-(-24 // tile.nb) * 16, -(-30 // tile.mb) * 16, 1)
     return (-(-24 // tile.nb), -(-30 // tile.mb), 1)
 
 
@@ -135,14 +197,14 @@ def test_choice_measured_once_and_reused_from_the_cache(accelerator, monkeypatch
     before = autotune.STATS.measured
     first = accelerator.prepare_model(model, model_cache=files[0], data_cache=files[1], token=token)
     assert autotune.STATS.measured == before + 1
-    (choice,) = [v for k, v in autotune.STATS.choices.items() if k[2][0] == "gemm.cl"]
+    (choice,) = [v for k, v in autotune.STATS.choices.items() if k[2][0] in ("gemm.cl", "gemm_group.cl")]
     # the same shape again in this process: the remembered choice, no new measurement
     accelerator.prepare_model(model)
     assert autotune.STATS.measured == before + 1
     autotune.forget()
     warm = accelerator.prepare_model_from_cache(files[0], files[1], token)
     assert autotune.STATS.measured == before + 1            # nothing tuned: the choice is in the binary
-    assert _grid(warm) == _grid_of(gemm.tiles(30, 16, 24, False, accelerator.backend.tuning.float_lanes)[choice])
+    assert _grid(warm) == _grid_of(_candidates(accelerator)[choice])
     expected, = first.execute([x])
     actual, = warm.execute([x])
     assert actual.tobytes() == expected.tobytes()
@@ -175,4 +237,4 @@ def test_switch_off_keeps_the_default(accelerator, monkeypatch):
     before = autotune.STATS.measured
     prepared = accelerator.prepare_model(model)
     assert autotune.STATS.measured == before
-    assert _grid(prepared) == _grid_of(gemm.tiles(30, 16, 24, False, accelerator.backend.tuning.float_lanes)[0])
+    assert _grid(prepared) == _grid_of(_candidates(accelerator)[0])
