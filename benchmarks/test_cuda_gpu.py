@@ -8,7 +8,8 @@
   is compared with ours before timing, and its times include the input and output copies.
 * On a device whose GEMM runs in work groups (``LaunchTuning.group_gemm``), ours again with the CPU's
   GEMM kernel (one register tile per work item), the A/B of that kernel choice; and on CUDA the
-  MobileNet layers that are matrix products, each with both kernels, against cuBLAS's sgemm peak.
+  MobileNet layers that are matrix products and the depthwise ones, each with the GPU's and the CPU's
+  kernel tuning, against cuBLAS's sgemm peak.
 * The one-ADD model (16 floats): executeSynchronously, a burst and a reusable execution, against the
   floor of the same work in bare CuPy (two copies in, the kernel, the copy out, one synchronize).
 
@@ -147,16 +148,25 @@ def torch_peers(onnx_bytes: bytes, x: np.ndarray) -> dict:
 REGISTER_TILE_GEMM = "ours, GEMM in register tiles per work item (gemm.cl)"
 
 
-def prepared_with_register_tiles(device, model):
-    """``model`` prepared on ``device`` with the GEMM kernel of a CPU (gemm.cl, one register tile per
-    work item) in place of the work groups of a GPU (gemm_group.cl), compiled afresh."""
+#: the tuning of a CPU device's kernels for the A/B tables: (label, LaunchTuning attributes)
+CPU_GEMM = ("gemm.cl: a register tile per work item", {"group_gemm": False})
+CPU_DEPTHWISE = ("16 channels per work item", {"depthwise_lanes": 16})
+
+
+def prepared_with(device, model, overrides: dict):
+    """``model`` prepared on ``device`` with its launch tuning's attributes ``overrides`` (as a CPU
+    device would choose), compiled afresh."""
     tuning = device.backend.tuning
-    saved = tuning.group_gemm, getattr(device, "private_cache", True)
-    tuning.group_gemm, device.private_cache = False, False
+    saved = {k: getattr(tuning, k) for k in overrides}, getattr(device, "private_cache", True)
+    for k, v in overrides.items():
+        setattr(tuning, k, v)
+    device.private_cache = False
     try:
         return device.prepare_model(model)
     finally:
-        tuning.group_gemm, device.private_cache = saved
+        for k, v in saved[0].items():
+            setattr(tuning, k, v)
+        device.private_cache = saved[1]
 
 
 def mobilenet_runs(device, name: str, batch: int):
@@ -168,7 +178,7 @@ def mobilenet_runs(device, name: str, batch: int):
     onnx_bytes = to_onnx(bm)
     runs = {"ours": lambda v: prepared.execute([v])[0]}
     if device.backend.tuning.group_gemm:
-        register_tiles = prepared_with_register_tiles(device, bm.model)
+        register_tiles = prepared_with(device, bm.model, CPU_GEMM[1])
         runs[REGISTER_TILE_GEMM] = lambda v: register_tiles.execute([v])[0]
     label, ort_run = onnxruntime_peer(onnx_bytes)
     runs[label] = ort_run
@@ -184,8 +194,9 @@ def mobilenet_runs(device, name: str, batch: int):
 
 # ---- GEMM layers: the two kernels against cuBLAS --------------------------------------------------------
 
-#: the MobileNet layers that are products of matrices (1×1 convolutions, the classifier)
+#: the MobileNet layers that are products of matrices (1×1 convolutions, the classifier), the depthwise ones
 GEMM_LAYERS = [spec for spec in LAYERS if spec[0] == "fc" or spec[4] == 1]
+DEPTHWISE_LAYERS = [spec for spec in LAYERS if spec[0] == "dw"]
 PEAK_N = 4096
 
 
@@ -206,14 +217,14 @@ def cublas_peak_gflops(device, n: int = PEAK_N, rounds: int = 10) -> float:
     return 2 * n ** 3 / best / 1e9
 
 
-def gemm_layer_rows(device, rounds: int = 20) -> tuple[float, list[dict]]:
-    """(cuBLAS peak GFLOP/s, per layer of GEMM_LAYERS: median device time of its kernels with the GPU's
-    GEMM kernel and with the CPU's, alternating round by round)."""
-    peak = cublas_peak_gflops(device)
+def layer_ab_rows(device, specs, cpu_overrides: dict, rounds: int = 20) -> list[dict]:
+    """Per layer of ``specs`` (benchmarks.test_conv_layers): median device time of its kernels as this
+    device tunes them ("gpu") and with ``cpu_overrides`` ("cpu"), alternating round by round, outputs
+    compared."""
     rows = []
-    for spec in GEMM_LAYERS:
+    for spec in specs:
         bm = _layer(*spec)
-        models = {"group": device.prepare_model(bm.model), "register": prepared_with_register_tiles(device, bm.model)}
+        models = {"gpu": device.prepare_model(bm.model), "cpu": prepared_with(device, bm.model, cpu_overrides)}
         x = bm.random_input()
         times: dict[str, list[float]] = {k: [] for k in models}
         for round_ in range(rounds + 2):
@@ -221,7 +232,7 @@ def gemm_layer_rows(device, rounds: int = 20) -> tuple[float, list[dict]]:
                 timing = pm.execute([x], measure_timing=MeasureTiming.YES, return_timing=True)[1]
                 if round_ >= 2:
                     times[label].append(timing.time_on_device * 1e-6)
-        np.testing.assert_allclose(models["group"].execute([x])[0], models["register"].execute([x])[0],
+        np.testing.assert_allclose(models["gpu"].execute([x])[0], models["cpu"].execute([x])[0],
                                    rtol=1e-4, atol=1e-4)
         row = {"layer": bm.name}
         for label, values in times.items():
@@ -230,7 +241,7 @@ def gemm_layer_rows(device, rounds: int = 20) -> tuple[float, list[dict]]:
             row[f"{label} GFLOP/s"] = bm.flops / seconds / 1e9
         rows.append(row)
         print(row, flush=True)
-    return peak, rows
+    return rows
 
 
 # ---- one ADD: overhead --------------------------------------------------------------------------------
@@ -322,16 +333,20 @@ def write_page(path: str, device_name: str, rounds: int = ROUNDS) -> str:
                 lines.append(f"| {name} | {batch} | {label} | {t * 1e3:.3f} | {medians['ours'] / t:.2f} |")
             print("\n".join(lines[-len(medians):]), flush=True)
     if device.name.startswith("cuda"):
-        peak, rows = gemm_layer_rows(device)
-        lines += ["", "## GEMM layers: work groups (gemm_group.cl) against register tiles per work item (gemm.cl)", "",
-                  f"Device time of each layer's kernels (median of 20 rounds, the two alternating); cuBLAS "
-                  f"float32 peak on a {PEAK_N}² matmul: {peak:.0f} GFLOP/s.", "",
-                  "| layer (+RELU6) | gemm_group.cl µs | GFLOP/s | % of cuBLAS | gemm.cl µs | GFLOP/s | speed-up |",
-                  "|---|---|---|---|---|---|---|"]
-        for r in rows:
-            lines.append(f"| {r['layer']} | {r['group µs']:.1f} | {r['group GFLOP/s']:.0f} | "
-                         f"{100 * r['group GFLOP/s'] / peak:.1f} | {r['register µs']:.1f} | "
-                         f"{r['register GFLOP/s']:.0f} | {r['register µs'] / r['group µs']:.2f}× |")
+        peak = cublas_peak_gflops(device)
+        lines += ["", "## Layers: the GPU's kernels against the CPU's, on the GPU", "",
+                  "Device time of each layer's kernels (median of 20 rounds, the two alternating); cuBLAS "
+                  f"float32 peak on a {PEAK_N}² matmul: {peak:.0f} GFLOP/s.", ""]
+        for title, specs, (cpu_label, overrides) in (
+                ("GEMM: gemm_group.cl (work groups)", GEMM_LAYERS, CPU_GEMM),
+                ("depthwise: conv_depthwise_vector.cl, 4 channels per work item", DEPTHWISE_LAYERS, CPU_DEPTHWISE)):
+            lines += [f"| layer (+RELU6) | {title}: µs | GFLOP/s | % of cuBLAS | {cpu_label}: µs | GFLOP/s | speed-up |",
+                      "|---|---|---|---|---|---|---|"]
+            for r in layer_ab_rows(device, specs, overrides):
+                lines.append(f"| {r['layer']} | {r['gpu µs']:.1f} | {r['gpu GFLOP/s']:.0f} | "
+                             f"{100 * r['gpu GFLOP/s'] / peak:.1f} | {r['cpu µs']:.1f} | "
+                             f"{r['cpu GFLOP/s']:.0f} | {r['cpu µs'] / r['gpu µs']:.2f}× |")
+            lines.append("")
     add = add_modes(device)
     lines += ["", "## One ADD of 16 floats", "", f"Median µs per execution over {ADD_ROUNDS} rounds, modes alternating:", "",
               "| mode | µs |", "|---|---|", *(f"| {k} | {v:.1f} |" for k, v in add.items()), "",

@@ -243,6 +243,10 @@ class LaunchTuning:
     #: device sets 1 (its few cores each run whole work groups, and a work item reading consecutive
     #: channels beats several reading every C-th value)
     min_work_items: int = 256
+    #: channels per work item of conv_depthwise_vector.cl at most (16, 8 or 4): one 16-lane FLOATV is a
+    #: 512-bit AVX-512 vector on PoCL (measured ~1.12x over 8 lanes on MobileNet's depthwise layers); a
+    #: GPU wants more, thinner work items
+    depthwise_lanes: int = 16
     #: the device multiplies matrices best in work groups staging tiles through local memory (a GPU:
     #: ops/gemm.py's group tiles); a CPU device keeps one register tile per work item
     group_gemm: bool = False

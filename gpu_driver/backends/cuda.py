@@ -285,14 +285,16 @@ class CudaLauncher(Launcher):
 
 class CudaTuning(LaunchTuning):
     """Products of matrices run in work groups through shared memory (group_gemm), over as many
-    groups as the multiprocessors; the other numbers are the OpenCL backend's (measured on PoCL, a
-    CPU).  Work with no stated preference gets :func:`default_block`."""
+    groups as the multiprocessors; depthwise convolutions take 4 channels per thread; the other numbers
+    are the OpenCL backend's (measured on PoCL, a CPU).  Work with no stated preference gets
+    :func:`default_block`."""
 
     elements = 64
     rows = 32
     register_tiles = (16, 4)
     channel_lanes = (64, 8)
     group_gemm = True
+    depthwise_lanes = 4
 
     def __init__(self, multiprocessors: int):
         self.compute_units = multiprocessors

@@ -408,6 +408,7 @@ class OpenCLBackend(BackendDevice):
             self.tuning.min_work_items = 1
         elif cl_device.type & cl.device_type.GPU:
             self.tuning.group_gemm = True
+            self.tuning.depthwise_lanes = 4
             self.tuning.compute_units = int(cl_device.max_compute_units or 1)
         if parent is not None:  # one device's traffic, whichever lane moves it
             self.allocator.counters = parent.allocator.counters

@@ -27,6 +27,8 @@ import numpy as np
 
 from .. import fixedpoint as fp
 from .. import quant
+from ..backends.base import LaunchTuning
+from ..compiler import autotune
 from ..compiler.lowering_helpers import (QRANGE, axis_split, ctype, fdef, float_io, known, numel, params_ok,
                                          scalars_constant, Work)
 from ..errors import failure
@@ -481,6 +483,11 @@ def supports_softmax(ctx: LoweringContext) -> bool:
     return known(x, out) and x.type == out.type and x.type in (F32, F16, Q8A, Q8AS)
 
 
+#: the shortest softmax row a work group shares, on a device that wants more work items than rows
+#: (LaunchTuning.min_work_items: a GPU); a CPU device's one work item per row stays
+SOFTMAX_GROUP_AXIS = 64
+
+
 def lower_softmax(ctx: LoweringContext) -> None:
     p = ctx.params
     x, out = ctx.inputs[0], ctx.outputs[0]
@@ -494,7 +501,15 @@ def lower_softmax(ctx: LoweringContext) -> None:
         d["QMIN"], d["QMAX"] = QRANGE[out.type]
         valid, e = softmax_exp(np.arange(-255, 1, dtype=np.int64), p)
         inputs.append(ctx.constant(np.where(valid, e, -1).astype(np.int32)))
-    ctx.emit("activation_softmax.cl", d, inputs, [ctx.output(0)], (outer * inner,), Work.ROWS)
+    rows = outer * inner
+    target = autotune.target_tuning()
+    if rows < (target or LaunchTuning).min_work_items and size >= SOFTMAX_GROUP_AXIS:
+        # a GPU with too few rows to fill it: a work group per row
+        d["GROUP"] = 1
+        ctx.emit("activation_softmax.cl", d, inputs, [ctx.output(0)], (rows * 16, 16, 1), Work.GROUP_TILES)
+    else:
+        d["GROUP"] = 0
+        ctx.emit("activation_softmax.cl", d, inputs, [ctx.output(0)], (rows,), Work.ROWS)
 
 
 # ---- the operations ----------------------------------------------------------------------------------

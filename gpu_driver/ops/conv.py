@@ -42,6 +42,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..backends.base import LaunchTuning
+from ..compiler import autotune
 from ..compiler.lowering_helpers import (act_defines, ceil_div, ctype, float_act, float_io, known, numel, params_ok,
                                          trailing_scalars_constant, Work)
 from ..hal.types import OperandType, OperationType
@@ -370,11 +372,6 @@ def reference_depthwise_conv_2d(p: DepthwiseConv2DParams, inputs: list[TensorInf
 
 # ---- lowerings --------------------------------------------------------------------------------------
 
-#: channels per work item of conv_depthwise_vector.cl: one 16-lane FLOATV (a 512-bit AVX-512 vector
-#: on PoCL; measured ~1.12x over 8 lanes on the MobileNet depthwise layers)
-DEPTHWISE_VECTOR_WIDTH = 16
-
-
 def _supports_tiled(ctx: LoweringContext) -> bool:
     """The tiled kernels (conv.cl, conv_depthwise.cl, conv_depthwise_vector.cl): NHWC, constant filter
     and bias; float32, or quant8 (asymm or signed) with a per-tensor or per-channel filter."""
@@ -502,10 +499,12 @@ def lower_depthwise_conv_2d(ctx: LoweringContext) -> None:
     d = _common_defines(ctx, p)
     d.update({"PX": px, "PBLOCKS": pblocks, "EXACT": int(p.out_w % px == 0),
               "RW": (px - 1) * p.stride_w + (p.kernel_w - 1) * p.dilation_w + 1})
-    # multiplier 1: VW channels per work item as one FLOATV (DEPTHWISE_VECTOR_WIDTH, or 8 or 4 lanes for
-    # the other channel counts: 3-7x over conv_depthwise.cl's channel per work item on PoCL); quant8 too
-    # when its sums are exact in float (the input centred once, the int32 sums requantized after)
-    vw = next((v for v in (DEPTHWISE_VECTOR_WIDTH, 8, 4) if p.out_c % v == 0), 0)
+    # multiplier 1: VW channels per work item as one FLOATV (the target's depthwise_lanes, or fewer of
+    # 8 or 4 lanes for the other channel counts: 3-7x over conv_depthwise.cl's channel per work item on
+    # PoCL); quant8 too when its sums are exact in float (the input centred once, the int32 sums
+    # requantized after)
+    widest = (autotune.target_tuning() or LaunchTuning).depthwise_lanes
+    vw = next((v for v in (16, 8, 4) if v <= widest and p.out_c % v == 0), 0)
     io_type = ctype(ctx.inputs[0])
     mac = mac_type(p.quant, io_type, p.kernel_h * p.kernel_w, w)
     if p.depth_multiplier == 1 and vw and mac == "float":

@@ -1,5 +1,7 @@
 /* SOFTMAX / LOG_SOFTMAX along one axis: the tensor is [OUTER, AXIS, INNER]; one work item per
- * (outer, inner) row (gpu_driver/ops/activation.py SoftmaxParams).
+ * (outer, inner) row (gpu_driver/ops/activation.py SoftmaxParams), or with GROUP one work group of
+ * 16 x 16 work items per row (GROUP_ID(0)), each taking every 256th element, the row's max and sum
+ * reduced through local memory (a GPU, with too few rows to fill it).
  * float (${LOAD} / ${STORE}: float or half storage), m = max over the row, d = (x - m)·BETA:
  *   LOG 0: out = exp(d) / Σ exp(d) (gd_exp);   LOG 1: out = d - log(Σ exp(d)).
  * QUANT (exact TFLite fixed point): table[q - max(q) + 255] holds the Q0.31 exponential of each
@@ -40,36 +42,59 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const ${T}* RESTRICT in,
                            GLOBAL const int* RESTRICT table,
 #endif
                            GLOBAL ${T}* RESTRICT out) {
+#if ${GROUP}
+    /* max and wrapping int sums are exact in any order; float sums round differently from one item's */
+    const int k0 = LOCAL_ID(1) * 16 + LOCAL_ID(0), step = 256;
+    const int r = GROUP_ID(0);
+#if ${QUANT}
+    LOCAL int reduced[256];
+#else
+    LOCAL float reduced[256];
+#endif
+#define ${KERNEL_NAME}_REDUCE(v, op) { reduced[k0] = (v); BARRIER; \
+        for (int s = 128; s > 0; s >>= 1) { if (k0 < s) reduced[k0] = op(reduced[k0], reduced[k0 + s]); BARRIER; } \
+        (v) = reduced[0]; BARRIER; }
+#else
+    const int k0 = 0, step = 1;
     const int r = GLOBAL_ID(0);
     if (r >= ${OUTER} * ${INNER}) return;
+#define ${KERNEL_NAME}_REDUCE(v, op)
+#endif
+#define ${KERNEL_NAME}_ADD(x, y) ((x) + (y))
     const int base = (r / ${INNER}) * ${AXIS} * ${INNER} + (r % ${INNER});
 #if ${QUANT}
-    int m = (int)in[base];
-    for (int k = 1; k < ${AXIS}; ++k) m = max(m, (int)in[base + k * ${INNER}]);
-    uint sum = 0;
-    for (int k = 0; k < ${AXIS}; ++k) {
+    int m = INT_MIN;
+    for (int k = k0; k < ${AXIS}; k += step) m = max(m, (int)in[base + k * ${INNER}]);
+    ${KERNEL_NAME}_REDUCE(m, max)
+    int sum = 0;
+    for (int k = k0; k < ${AXIS}; k += step) {
         const int e = table[(int)in[base + k * ${INNER}] - m + 255];
-        if (e >= 0) sum += (uint)RDBPOT(e, 12);
+        if (e >= 0) sum = gd_sm_wrap_add(sum, RDBPOT(e, 12));
     }
-    const int h = gd_sm_clz((int)sum);
-    const int scale = gd_sm_one_over_one_plus_x((int)((sum << h) - 0x80000000u));
-    for (int k = 0; k < ${AXIS}; ++k) {
+    ${KERNEL_NAME}_REDUCE(sum, gd_sm_wrap_add)
+    const int h = gd_sm_clz(sum);
+    const int scale = gd_sm_one_over_one_plus_x((int)(((uint)sum << h) - 0x80000000u));
+    for (int k = k0; k < ${AXIS}; k += step) {
         const int e = table[(int)in[base + k * ${INNER}] - m + 255];
         const int q = e >= 0 ? clamp(RDBPOT(SRDHM(scale, e), 35 - h) + (${ZO}), ${QMIN}, ${QMAX}) : ${QMIN};
         out[base + k * ${INNER}] = (${T})q;
     }
 #else
-    float m = ${LOAD}(in, base);
-    for (int k = 1; k < ${AXIS}; ++k) m = fmax(m, ${LOAD}(in, base + k * ${INNER}));
+    float m = -INFINITY;
+    for (int k = k0; k < ${AXIS}; k += step) m = fmax(m, ${LOAD}(in, base + k * ${INNER}));
+    ${KERNEL_NAME}_REDUCE(m, fmax)
     float sum = 0.0f;
-    for (int k = 0; k < ${AXIS}; ++k) sum += gd_exp((${LOAD}(in, base + k * ${INNER}) - m) * ${BETA});
+    for (int k = k0; k < ${AXIS}; k += step) sum += gd_exp((${LOAD}(in, base + k * ${INNER}) - m) * ${BETA});
+    ${KERNEL_NAME}_REDUCE(sum, ${KERNEL_NAME}_ADD)
 #if ${LOG}
     const float log_sum = log(sum);
-    for (int k = 0; k < ${AXIS}; ++k)
+    for (int k = k0; k < ${AXIS}; k += step)
         ${STORE}(out, base + k * ${INNER}, (${LOAD}(in, base + k * ${INNER}) - m) * ${BETA} - log_sum);
 #else
-    for (int k = 0; k < ${AXIS}; ++k)
+    for (int k = k0; k < ${AXIS}; k += step)
         ${STORE}(out, base + k * ${INNER}, gd_exp((${LOAD}(in, base + k * ${INNER}) - m) * ${BETA}) / sum);
 #endif
 #endif
 }
+#undef ${KERNEL_NAME}_REDUCE
+#undef ${KERNEL_NAME}_ADD

@@ -118,3 +118,32 @@ def test_dequantize_types(accelerator):
     check_ops(accelerator, entries, np.random.default_rng(6))
     half = [(op, args, [Out(F16)]) for op, args, _ in entries]
     check_ops(accelerator, half, np.random.default_rng(7), rtol=F16_RTOL, atol=1e-3)
+
+
+@pytest.mark.parametrize("t", [F32, F16, Q8A, Q8AS])
+def test_softmax_rows_in_work_groups(accelerator, monkeypatch, t):
+    """Rows fewer than the device's min_work_items and at least SOFTMAX_GROUP_AXIS long (a classifier's
+    1001 scores on a GPU) take one work group each, forced here on every device: rows longer than the
+    group (1001), shorter (100), along an inner axis; quant8 exact, float within rounding."""
+    from gpu_driver.ops.activation import SOFTMAX_GROUP_AXIS
+
+    monkeypatch.setattr(accelerator.backend.tuning, "min_work_items", 256)
+    monkeypatch.setenv("GPU_DRIVER_PRIVATE_CACHE", "0")
+    quant = t in (Q8A, Q8AS)
+    zp0 = -128 if t == Q8AS else 0
+
+    def x(shape):
+        return In(t, shape, 0.05, zp0 + 120) if quant else In(t, shape)
+
+    def out():
+        return Out(t, 1 / 256, zp0) if quant else Out(t)
+
+    beta = f16 if t == F16 else f32
+    entries = [(OP.SOFTMAX, [x((1, 1001)), beta(1.0)], [out()]),
+               (OP.SOFTMAX, [x((3, 100)), beta(0.7)], [out()]),
+               (OP.SOFTMAX, [x((2, 300, 3)), beta(1.0), i32(1)], [out()])]
+    if not quant:
+        entries.append((OP.LOG_SOFTMAX, [x((2, 1001)), beta(1.3), i32(-1)], [out()]))
+    assert min(a[0].shape[-1] for _, a, _ in entries[:2]) >= SOFTMAX_GROUP_AXIS
+    tol = dict(rtol=F16_RTOL, atol=1e-3) if t == F16 else {}
+    check_ops(accelerator, entries, np.random.default_rng(9), **tol)

@@ -75,8 +75,13 @@ VECTOR_DEPTHWISE_CASES = [
 ]
 
 
+@pytest.mark.parametrize("lanes", [16, 4], ids=["cpu_lanes", "gpu_lanes"])
 @pytest.mark.parametrize("case", VECTOR_DEPTHWISE_CASES)
-def test_depthwise_vector_kernel(accelerator, case):
+def test_depthwise_vector_kernel(accelerator, monkeypatch, case, lanes):
+    """With each device's widest vector (LaunchTuning.depthwise_lanes) forced: a CPU's 16 channels
+    per work item, a GPU's 4."""
+    monkeypatch.setattr(accelerator.backend.tuning, "depthwise_lanes", lanes)
+    monkeypatch.setenv("GPU_DRIVER_PRIVATE_CACHE", "0")
     rng = np.random.default_rng(13)
     n, h, w, ci, _, kh, kw, s, d, padding, act = case
     pad, strides, tail = _spatial(padding, s, act, d)
