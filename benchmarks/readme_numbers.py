@@ -246,6 +246,29 @@ def _cuda_conformance(p: Page) -> str:
             ", ".join(f"{r['good']} good of {r['cases']} ({r[run]})" for r in rest.rows) + ".")
 
 
+def _cuda_work_groups(p: Page) -> str:
+    t = p.table("MobileNet, second run")
+    model, names = t.columns[0], ("mobilenet_v1", "mobilenet_v2")
+
+    def cells(batch: str, runner: Callable[[str], bool], column: str) -> str:
+        return " / ".join(next(r[column] for r in t.rows if r[model] == name and r["batch"] == batch
+                               and runner(r["runner"])) for name in names)
+
+    parts = [f"batch {b} {cells(b, lambda r: r == 'ours', 'ms')} ms, "
+             f"**{cells(b, lambda r: r.startswith('PyTorch') and r.endswith('eager'), 'ours ÷ runner')}×** "
+             f"PyTorch eager, **{cells(b, lambda r: r.endswith('CUDA graph'), 'ours ÷ runner')}×** its CUDA "
+             f"graph, {cells(b, lambda r: r.startswith('ours, GEMM in register tiles'), 'ours ÷ runner')}× "
+             "the CPU's GEMM tiles" for b in ("1", "8")]
+    tflite = p.table("TF Lite models on CUDA").rows
+    suite = p.table("Tests and conformance").rows[-1]
+    tests = next(v for k, v in suite.items() if k.startswith("CUDA-marked"))
+    conformance = next(v for k, v in suite.items() if k.startswith("AOSP")).split(" (")[0]
+    return (f"with the GPU's kernels (GEMM and long softmax rows in work groups), MobileNet v1 / v2 at "
+            f"{'; at '.join(parts)}; the shared TF Lite models "
+            f"**{'×, '.join(r['ours ÷ LiteRT'] for r in tflite)}×** LiteRT's time on 16 cores; CUDA-marked "
+            f"tests {tests}; AOSP conformance {conformance}.")
+
+
 #: result page → the line quoting it, in the order of the README
 QUOTES: dict[str, Callable[[Page], str]] = {
     "2026-11-22-pocl.md": _pocl,
@@ -266,6 +289,7 @@ GPU_QUOTES: dict[str, Callable[[Page], str]] = {
     "2026-11-27-cuda-h200.md": _cuda_peers,
     "2026-11-27-cuda-tflite-models.md": _cuda_tflite,
     "2026-11-27-resident-state-cuda.md": _resident_state,
+    "2026-11-27-cuda-work-groups.md": _cuda_work_groups,
 }
 
 
@@ -278,7 +302,7 @@ def render(results: Path = RESULTS) -> str:
     lines += _quoted(results, QUOTES)
     gpu = _quoted(results, GPU_QUOTES)
     if gpu:
-        lines += ["", "On a CUDA GPU (an NVIDIA H200 lent for two sessions; ONNX Runtime had no CUDA provider there):",
+        lines += ["", "On a CUDA GPU (an NVIDIA H200 lent for three sessions; ONNX Runtime had no CUDA provider there):",
                   *gpu]
     lines.append(END)
     return "\n".join(lines)

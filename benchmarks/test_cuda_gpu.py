@@ -217,6 +217,27 @@ def cublas_peak_gflops(device, n: int = PEAK_N, rounds: int = 10) -> float:
     return 2 * n ** 3 / best / 1e9
 
 
+def cublas_same_shape_us(device, spec, rounds: int = 20) -> float:
+    """Median µs of cuBLAS (cupy.matmul, float32) on the product of a GEMM layer of GEMM_LAYERS:
+    [h², cin] · [cin, cout] (the classifier: [1, cin] · [cin, cout]); no bias or activation."""
+    cupy = device.backend.cupy
+    kind, h, cin, cout = spec[:4]
+    m = 1 if kind == "fc" else h * h
+    with device.backend.launcher.device:
+        a = cupy.random.standard_normal((m, cin), dtype=cupy.float32)
+        b = cupy.random.standard_normal((cin, cout), dtype=cupy.float32)
+        a @ b
+        start, end = cupy.cuda.Event(), cupy.cuda.Event()
+        times = []
+        for _ in range(rounds):
+            start.record()
+            a @ b
+            end.record()
+            end.synchronize()
+            times.append(cupy.cuda.get_elapsed_time(start, end) * 1e3)
+    return statistics.median(times)
+
+
 def layer_ab_rows(device, specs, cpu_overrides: dict, rounds: int = 20) -> list[dict]:
     """Per layer of ``specs`` (benchmarks.test_conv_layers): median device time of its kernels as this
     device tunes them ("gpu") and with ``cpu_overrides`` ("cpu"), alternating round by round, outputs
@@ -340,12 +361,14 @@ def write_page(path: str, device_name: str, rounds: int = ROUNDS) -> str:
         for title, specs, (cpu_label, overrides) in (
                 ("GEMM: gemm_group.cl (work groups)", GEMM_LAYERS, CPU_GEMM),
                 ("depthwise: conv_depthwise_vector.cl, 4 channels per work item", DEPTHWISE_LAYERS, CPU_DEPTHWISE)):
-            lines += [f"| layer (+RELU6) | {title}: µs | GFLOP/s | % of cuBLAS | {cpu_label}: µs | GFLOP/s | speed-up |",
-                      "|---|---|---|---|---|---|---|"]
-            for r in layer_ab_rows(device, specs, overrides):
+            gemm = specs is GEMM_LAYERS
+            lines += [f"| layer (+RELU6) | {title}: µs | GFLOP/s | % of cuBLAS | {cpu_label}: µs | GFLOP/s | speed-up |"
+                      + (" cuBLAS, same product: µs |" if gemm else ""), "|---|---|---|---|---|---|---|" + ("---|" if gemm else "")]
+            for spec, r in zip(specs, layer_ab_rows(device, specs, overrides)):
                 lines.append(f"| {r['layer']} | {r['gpu µs']:.1f} | {r['gpu GFLOP/s']:.0f} | "
                              f"{100 * r['gpu GFLOP/s'] / peak:.1f} | {r['cpu µs']:.1f} | "
-                             f"{r['cpu GFLOP/s']:.0f} | {r['cpu µs'] / r['gpu µs']:.2f}× |")
+                             f"{r['cpu GFLOP/s']:.0f} | {r['cpu µs'] / r['gpu µs']:.2f}× |"
+                             + (f" {cublas_same_shape_us(device, spec):.1f} |" if gemm else ""))
             lines.append("")
     add = add_modes(device)
     lines += ["", "## One ADD of 16 floats", "", f"Median µs per execution over {ADD_ROUNDS} rounds, modes alternating:", "",
