@@ -192,11 +192,14 @@ def _repeatability(p: Page) -> str:
 
 
 def _latest(p: Page, heading: str) -> Table:
-    """The table under ``heading``'s second-run section when the page has one, else under ``heading``."""
-    try:
-        return p.table(f"{heading}, second run" if heading else "Second run")
-    except KeyError:
-        return p.table(heading)
+    """The table under ``heading``'s latest-run section (third, then second) when the page has one,
+    else under ``heading``."""
+    for run in ("third", "second"):
+        try:
+            return p.table(f"{heading}, {run} run" if heading else f"{run.capitalize()} run")
+        except KeyError:
+            continue
+    return p.table(heading)
 
 
 def _cuda_peers(p: Page) -> str:
