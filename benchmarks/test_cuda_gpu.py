@@ -359,7 +359,7 @@ def write_page(path: str, device_name: str, rounds: int = ROUNDS) -> str:
                   "Device time of each layer's kernels (median of 20 rounds, the two alternating); cuBLAS "
                   f"float32 peak on a {PEAK_N}² matmul: {peak:.0f} GFLOP/s.", ""]
         for title, specs, (cpu_label, overrides) in (
-                ("GEMM: gemm_group.cl (work groups)", GEMM_LAYERS, CPU_GEMM),
+                ("GEMM: gemm.cl in work groups", GEMM_LAYERS, CPU_GEMM),
                 ("depthwise: conv_depthwise_vector.cl, 4 channels per work item", DEPTHWISE_LAYERS, CPU_DEPTHWISE)):
             gemm = specs is GEMM_LAYERS
             lines += [f"| layer (+RELU6) | {title}: µs | GFLOP/s | % of cuBLAS | {cpu_label}: µs | GFLOP/s | speed-up |"

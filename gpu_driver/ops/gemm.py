@@ -1,10 +1,10 @@
 """The packed-weights GEMM lowering shared by 1×1 CONV_2D (stride 1, no padding) and
 FULLY_CONNECTED with constant weights: ``out[M, N] = act(bias + (a[M, K] − zp_a) · Wᵀ)``.
 
-Two kernels compute it.  On a CPU device, ``opencl_kernels/ops/gemm.cl``: one register tile (MB rows
-× NB columns) per work item, weights repacked to ``[N/NB][K][NB]``.  On a GPU (the backend's
-``LaunchTuning.group_gemm``), ``gemm_group.cl``: one MB × NB block per work group of 16 × 16 work
-items, staging slices of both operands through local memory, weights repacked to ``[K][N']``.  The
+``opencl_kernels/ops/gemm.cl`` computes it two ways.  On a CPU device: one register tile (MB rows ×
+NB columns) per work item, weights repacked to ``[N/NB][K][NB]``.  On a GPU (the backend's
+``LaunchTuning.group_gemm``; GROUP 1): one MB × NB block per work group of 16 × 16 work items,
+staging slices of both operands through local memory, weights repacked to ``[K][N']``.  The
 tile is chosen per shape by gpu_driver.compiler.autotune among :func:`tiles` or :func:`group_tiles`,
 the first being the default; weights are zero-padded to whole tiles (the filter zero point folded in
 for quant8), and every size is a literal of the kernel.
@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # pragma: no cover - annotations only
 @dataclass(frozen=True)
 class Tile:
     """MB rows × NB columns of the output per work item; with ``group``, per work group
-    (gemm_group.cl: ir.GROUP_TILE_ITEMS work items, each holding MB/16 × NB/16 of them)."""
+    (gemm.cl's GROUP 1: ir.GROUP_TILE_ITEMS work items, each holding MB/16 × NB/16 of them)."""
 
     mb: int
     nb: int
@@ -192,23 +192,23 @@ def lower_gemm(ctx: LoweringContext, a: TensorId, m: int, weights: np.ndarray, b
     weights = weights.astype(np.float32)
     a, _, _ = centred_input(ctx, a, m * k, io_type, quant, "float")
     base = {"ACC_T": "int" if quant is not None else "float", "QUANT": int(quant is not None), "M": m, "K": k,
-            "N": n, "KC": chunk, "CHUNKED": int(chunk < k), "RESIDUAL": int(ctx.params.residual), **act}
+            "N": n, "KC": chunk, "CHUNKED": int(chunk < k), "RESIDUAL": int(ctx.params.residual), "BK": GROUP_DEPTH,
+            **act}
     extra = [ctx.input(len(ctx.node.inputs) - 1)] if ctx.params.residual else []
 
     def specialise(tile: Tile):
-        """(template, defines, packed constants, global size, work) of ``tile``."""
+        """(defines, packed constants, global size, work) of ``tile``."""
+        mblocks = ceil_div(m, tile.mb)
         if tile.group:
             w, b = _pack_columns(weights, bias, tile.nb)
-            d = dict(base, BM=tile.mb, BN=tile.nb, BK=GROUP_DEPTH, TM=tile.mb // 16, TN=tile.nb // 16,
-                     NP=w.shape[1], AL=tile.mb * GROUP_DEPTH // 256, WL=tile.nb * GROUP_DEPTH // 256,
-                     KT=max(1, chunk // GROUP_DEPTH))
-            grid = (w.shape[1] // tile.nb * 16, ceil_div(m, tile.mb) * 16, 1)
-            return "gemm_group.cl", d, [w, b], grid, Work.GROUP_TILES
+            nblocks = w.shape[1] // tile.nb
+            d = dict(base, GROUP=1, MB=tile.mb, NB=tile.nb, NBLOCKS=nblocks, MBLOCKS=mblocks)
+            return d, [w, b], (nblocks * 16, mblocks * 16, 1), Work.GROUP_TILES
         lanes = max(tile.nb, 4)  # gemm.cl's FLOATV: a tile narrower than 4 columns runs on 4 lanes
         w, b = _pack(weights, bias, lanes)
-        nblocks, mblocks = w.shape[0], ceil_div(m, tile.mb)
-        d = dict(base, MB=tile.mb, NB=lanes, NBLOCKS=nblocks, MBLOCKS=mblocks)
-        return "gemm.cl", d, [w, b], (nblocks, mblocks, 1), Work.REGISTER_TILES
+        nblocks = w.shape[0]
+        d = dict(base, GROUP=0, MB=tile.mb, NB=lanes, NBLOCKS=nblocks, MBLOCKS=mblocks)
+        return d, [w, b], (nblocks, mblocks, 1), Work.REGISTER_TILES
 
     target = autotune.target_tuning()
     if target is not None and target.group_gemm:
@@ -217,13 +217,13 @@ def lower_gemm(ctx: LoweringContext, a: TensorId, m: int, weights: np.ndarray, b
         candidates = tiles(m, k, n, chunk < k, target.float_lanes if target is not None else 16)
 
     def trial(i: int) -> autotune.Trial:
-        template, d, consts, grid, work = specialise(candidates[i])
+        d, consts, grid, work = specialise(candidates[i])
         d["OUT_T"] = "int" if quant is not None else io_type
-        return autotune.Trial(template, d, [np.zeros(m * k, np.float32), *consts,
-                                            *(np.zeros(m * n, np.float32) for _ in extra)], m * n * 4, grid, work)
+        return autotune.Trial("gemm.cl", d, [np.zeros(m * k, np.float32), *consts,
+                                             *(np.zeros(m * n, np.float32) for _ in extra)], m * n * 4, grid, work)
 
-    family = "gemm_group.cl" if candidates[0].group else "gemm.cl"
-    chosen = candidates[autotune.choose((family, *sorted(base.items())), len(candidates), 2 * m * n * k, trial)]
-    template, d, consts, grid, work = specialise(chosen)
-    emit_with_requantization(ctx, template, d, [a, *(ctx.constant(c) for c in consts), *extra], grid,
+    key = ("gemm.cl", candidates[0].group, *sorted(base.items()))
+    chosen = candidates[autotune.choose(key, len(candidates), 2 * m * n * k, trial)]
+    d, consts, grid, work = specialise(chosen)
+    emit_with_requantization(ctx, "gemm.cl", d, [a, *(ctx.constant(c) for c in consts), *extra], grid,
                              work, quant, m, n, act, io_type)

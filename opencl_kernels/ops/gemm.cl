@@ -1,25 +1,153 @@
 /* GEMM with constant packed weights, the kernel of 1x1 CONV_2D (stride 1, no padding: rows = the
  * N*H*W pixels, K = input channels) and FULLY_CONNECTED (rows = batch rows, K = input size):
  *     out[m, n] = act(bias[n] + sum_k a[m, k] * w[n, k]),  a [M][K] float, out [M][N] OUT_T.
- * Work item (GLOBAL_ID 0, 1) = (block of NB columns, block of MB rows): register tile acc[MB][NB].
- * w: repacked at lowering to [NBLOCKS][K][NB] float (columns padded to NBLOCKS*NB with zeros), so a
- *    work item streams its weights at unit stride and the NB-wide weight row is one FLOATV (NB = 4, 8
- *    or 16 lanes): each row's accumulators are one vector, on AVX-512 one zmm register.
- *    bias: [NBLOCKS*NB] ACC_T (float, or int for quant8), added after the sum.
- * The reduction runs in order over k (unrolling it measured slower on PoCL); every tile loop has a
- * literal trip count and is unrolled, so PoCL keeps the accumulators in registers.  Rows past M
- * read row M-1 (clamped address) and are not stored.
+ * Two ways to compute it, chosen by the lowering for the device (gpu_driver/ops/gemm.py):
+ * GROUP 0 (a CPU): work item (GLOBAL_ID 0, 1) = (block of NB columns, block of MB rows): register tile
+ *    acc[MB][NB].  w: repacked to [NBLOCKS][K][NB] float, so a work item streams its weights at unit
+ *    stride and the NB-wide weight row is one FLOATV (NB = 4, 8 or 16 lanes): each row's accumulators
+ *    are one vector, on AVX-512 one zmm register.  The reduction runs in order over k (unrolling it
+ *    measured slower on PoCL); every tile loop has a literal trip count and is unrolled, so PoCL keeps
+ *    the accumulators in registers.
+ * GROUP 1 (a GPU): a work group of 16 x 16 work items (LOCAL_ID 0 over columns, 1 over rows) computes
+ *    the MB x NB block (GROUP_ID(0) * NB, GROUP_ID(1) * MB) of out; work item (tx, ty) holds rows
+ *    ty + 16 i (i < MB/16) and columns tx + 16 j (j < NB/16), so neighbouring work items store
+ *    neighbouring columns.  The reduction walks K in steps of BK: each step the group copies a MB x BK
+ *    slice of a (transposed, padded against bank conflicts) and a BK x NB slice of w into local
+ *    memory, every work item loading the next step's slice into registers while it multiplies the
+ *    current one; k past K reads zeros.  w: repacked to [K][NBLOCKS * NB] float.
+ * Weight columns past N are zeros; bias: [NBLOCKS*NB] ACC_T (float, or int for quant8), added after
+ * the sum.  Rows past M read row M-1 (clamped address) and are not stored.
  * QUANT (quant8): a holds the centred inputs (q - zp, conv_centre.cl) and w the centred weights, as
  * floats; every run of KC products sums exactly in float (each partial sum an integer below 2^24),
- * and with CHUNKED (KC < K) the runs' sums are added up in int.  out (OUT_T = int) receives the
- * int32 sums with the bias; conv_requantize.cl requantizes them.  Otherwise OUT_T = float.
- * RESIDUAL (float): res [M][N] float is added to each sum before the activation (a fused ADD). */
+ * and with CHUNKED (KC < K) the runs' sums are added up in int (GROUP 1: every KC / BK steps, KC >= BK).
+ * out (OUT_T = int) receives the int32 sums with the bias; conv_requantize.cl requantizes them.
+ * Otherwise OUT_T = float.  RESIDUAL (float): res [M][N] float is added to each sum before the
+ * activation (a fused ADD). */
+/* the store of output (m, n) from its float sum (CHUNKED: its int total) */
+#if ${QUANT} && ${CHUNKED}
+#define ${KERNEL_NAME}_STORE(m, n, sum, total) out[(m) * ${N} + (n)] = (total) + bias[n]
+#elif ${QUANT}
+#define ${KERNEL_NAME}_STORE(m, n, sum, total) out[(m) * ${N} + (n)] = (int)(sum) + bias[n]
+#else
+#if ${HAS_ACT}
+#define ${KERNEL_NAME}_ACT(v) FUSED_ACTIVATION(v, ${ACT_FMIN}, ${ACT_FMAX}, ${ACT_NAN_LOW}, ${ACT_HARD_SWISH})
+#else
+#define ${KERNEL_NAME}_ACT(v)
+#endif
+#if ${RESIDUAL}
+#define ${KERNEL_NAME}_STORE(m, n, sum, total) { float v = (sum) + bias[n] + res[(m) * ${N} + (n)]; \
+        ${KERNEL_NAME}_ACT(v); out[(m) * ${N} + (n)] = v; }
+#else
+#define ${KERNEL_NAME}_STORE(m, n, sum, total) { float v = (sum) + bias[n]; ${KERNEL_NAME}_ACT(v); \
+        out[(m) * ${N} + (n)] = v; }
+#endif
+#endif
 KERNEL void ${KERNEL_NAME}(GLOBAL const float* RESTRICT a, GLOBAL const float* RESTRICT w,
                            GLOBAL const ${ACC_T}* RESTRICT bias,
 #if ${RESIDUAL}
                            GLOBAL const float* RESTRICT res,
 #endif
                            GLOBAL ${OUT_T}* RESTRICT out) {
+#if ${GROUP}
+    LOCAL float as[${BK}][${MB} + 1];
+    LOCAL float ws[${BK}][${NB}];
+    const int tx = LOCAL_ID(0), ty = LOCAL_ID(1);
+    const int tid = ty * 16 + tx;
+    const int n0 = GROUP_ID(0) * ${NB};
+    const int m0 = GROUP_ID(1) * ${MB};
+    /* the slice elements this work item copies: a's at (row, kk) and w's at (kk, column) */
+    GLOBAL const float* RESTRICT arow[(${MB} * ${BK} / 256)];
+    int akk[(${MB} * ${BK} / 256)], ar[(${MB} * ${BK} / 256)];
+#pragma unroll
+    for (int q = 0; q < (${MB} * ${BK} / 256); ++q) {
+        const int e = tid + 256 * q;
+        ar[q] = e / ${BK};
+        akk[q] = e % ${BK};
+        const int m = m0 + ar[q] < ${M} ? m0 + ar[q] : ${M} - 1;
+        arow[q] = a + m * ${K};
+    }
+    float anext[(${MB} * ${BK} / 256)], wnext[(${NB} * ${BK} / 256)];
+#pragma unroll
+    for (int q = 0; q < (${MB} * ${BK} / 256); ++q)
+        anext[q] = (${K} % ${BK} == 0 || akk[q] < ${K}) ? arow[q][akk[q]] : 0.0f;
+#pragma unroll
+    for (int q = 0; q < (${NB} * ${BK} / 256); ++q) {
+        const int e = tid + 256 * q, kk = e / ${NB};
+        wnext[q] = (${K} % ${BK} == 0 || kk < ${K}) ? w[kk * (${NBLOCKS} * ${NB}) + n0 + e % ${NB}] : 0.0f;
+    }
+    float acc[(${MB} / 16)][(${NB} / 16)];
+#pragma unroll
+    for (int i = 0; i < (${MB} / 16); ++i) {
+#pragma unroll
+        for (int j = 0; j < (${NB} / 16); ++j) acc[i][j] = 0.0f;
+    }
+#if ${CHUNKED}
+    int total[(${MB} / 16)][(${NB} / 16)];
+#pragma unroll
+    for (int i = 0; i < (${MB} / 16); ++i) {
+#pragma unroll
+        for (int j = 0; j < (${NB} / 16); ++j) total[i][j] = 0;
+    }
+#endif
+    for (int k0 = 0, step = 0; k0 < ${K}; k0 += ${BK}, ++step) {
+#pragma unroll
+        for (int q = 0; q < (${MB} * ${BK} / 256); ++q) as[akk[q]][ar[q]] = anext[q];
+#pragma unroll
+        for (int q = 0; q < (${NB} * ${BK} / 256); ++q) {
+            const int e = tid + 256 * q;
+            ws[e / ${NB}][e % ${NB}] = wnext[q];
+        }
+        BARRIER;
+        const int k1 = k0 + ${BK};
+        if (k1 < ${K}) {                              /* the next slice, in flight during the products */
+#pragma unroll
+            for (int q = 0; q < (${MB} * ${BK} / 256); ++q)
+                anext[q] = (${K} % ${BK} == 0 || k1 + akk[q] < ${K}) ? arow[q][k1 + akk[q]] : 0.0f;
+#pragma unroll
+            for (int q = 0; q < (${NB} * ${BK} / 256); ++q) {
+                const int e = tid + 256 * q, kk = k1 + e / ${NB};
+                wnext[q] = (${K} % ${BK} == 0 || kk < ${K}) ? w[kk * (${NBLOCKS} * ${NB}) + n0 + e % ${NB}] : 0.0f;
+            }
+        }
+#pragma unroll
+        for (int kk = 0; kk < ${BK}; ++kk) {
+            float av[(${MB} / 16)], wv[(${NB} / 16)];
+#pragma unroll
+            for (int i = 0; i < (${MB} / 16); ++i) av[i] = as[kk][ty + 16 * i];
+#pragma unroll
+            for (int j = 0; j < (${NB} / 16); ++j) wv[j] = ws[kk][tx + 16 * j];
+#pragma unroll
+            for (int i = 0; i < (${MB} / 16); ++i) {
+#pragma unroll
+                for (int j = 0; j < (${NB} / 16); ++j) acc[i][j] += av[i] * wv[j];
+            }
+        }
+        BARRIER;
+#if ${CHUNKED}
+        if ((step + 1) % (${KC} / ${BK}) == 0 || k1 >= ${K}) {
+#pragma unroll
+            for (int i = 0; i < (${MB} / 16); ++i) {
+#pragma unroll
+                for (int j = 0; j < (${NB} / 16); ++j) {
+                    total[i][j] += (int)acc[i][j];
+                    acc[i][j] = 0.0f;
+                }
+            }
+        }
+#endif
+    }
+#pragma unroll
+    for (int i = 0; i < (${MB} / 16); ++i) {
+        const int m = m0 + ty + 16 * i;
+        if (m >= ${M}) break;
+#pragma unroll
+        for (int j = 0; j < (${NB} / 16); ++j) {
+            const int n = n0 + tx + 16 * j;
+            if (n >= ${N}) break;
+            ${KERNEL_NAME}_STORE(m, n, acc[i][j], total[i][j]);
+        }
+    }
+#else
     const int nb = GLOBAL_ID(0);
     const int mb = GLOBAL_ID(1);
     if (nb >= ${NBLOCKS} || mb >= ${MBLOCKS}) return;
@@ -75,22 +203,10 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const float* RESTRICT a, GLOBAL const float* R
 #if ${N} % ${NB}
             if (n >= ${N}) break;                /* partial last column block */
 #endif
-#if ${QUANT}
-#if ${CHUNKED}
-            out[m * ${N} + n] = total[r][j] + bias[n];
-#else
-            out[m * ${N} + n] = (int)acc[r][j] + bias[n];
-#endif
-#else
-            float v = acc[r][j] + bias[n];
-#if ${RESIDUAL}
-            v += res[m * ${N} + n];
-#endif
-#if ${HAS_ACT}
-            FUSED_ACTIVATION(v, ${ACT_FMIN}, ${ACT_FMAX}, ${ACT_NAN_LOW}, ${ACT_HARD_SWISH});
-#endif
-            out[m * ${N} + n] = v;
-#endif
+            ${KERNEL_NAME}_STORE(m, n, acc[r][j], total[r][j]);
         }
     }
+#endif
 }
+#undef ${KERNEL_NAME}_STORE
+#undef ${KERNEL_NAME}_ACT

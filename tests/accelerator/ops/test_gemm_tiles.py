@@ -84,7 +84,7 @@ def _group_cases():
 
 @pytest.mark.parametrize("kind,quant,index", list(_group_cases()))
 def test_every_group_tile_matches_the_reference(accelerator, monkeypatch, kind, quant, index):
-    """gemm_group.cl, the GPU's kernel, forced on whatever device runs the tests."""
+    """gemm.cl's work-group kernel (GROUP 1), the GPU's, forced on whatever device runs the tests."""
     counts = []
 
     def forced(key, count, flops, trial):
@@ -197,7 +197,7 @@ def test_choice_measured_once_and_reused_from_the_cache(accelerator, monkeypatch
     before = autotune.STATS.measured
     first = accelerator.prepare_model(model, model_cache=files[0], data_cache=files[1], token=token)
     assert autotune.STATS.measured == before + 1
-    (choice,) = [v for k, v in autotune.STATS.choices.items() if k[2][0] in ("gemm.cl", "gemm_group.cl")]
+    (choice,) = [v for k, v in autotune.STATS.choices.items() if k[2][0] == "gemm.cl"]
     # the same shape again in this process: the remembered choice, no new measurement
     accelerator.prepare_model(model)
     assert autotune.STATS.measured == before + 1
