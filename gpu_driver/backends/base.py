@@ -253,6 +253,13 @@ class LaunchTuning:
     #: compute units (GPU multiprocessors): a launch of fewer work groups leaves some idle
     compute_units: int = 1
 
+    def choose_gpu_kernels(self, compute_units: int) -> None:
+        """Take a GPU's kernel choices (GPU_KERNEL_CHOICES) for a device of ``compute_units``: what a
+        GPU backend does, and what runs the GPU's kernels on a CPU device (tests, conformance)."""
+        for name, value in GPU_KERNEL_CHOICES.items():
+            setattr(self, name, value)
+        self.compute_units = compute_units
+
     def local_size(self, work: Work, global_size: Sequence[int]) -> tuple[int, ...] | None:
         """The local size of a launch of ``global_size`` work items shaped as ``work``."""
         size = tuple(max(1, int(g)) for g in global_size)
@@ -275,6 +282,11 @@ class LaunchTuning:
     def default(self, global_size: tuple[int, ...]) -> tuple[int, ...] | None:
         """The local size of work with no stated preference; None lets the runtime pick."""
         return None
+
+
+#: the kernel choices of a GPU (LaunchTuning attributes): matrix products and long rows reduced in
+#: work groups, thin depthwise work items
+GPU_KERNEL_CHOICES = {"group_gemm": True, "min_work_items": 256, "depthwise_lanes": 4}
 
 
 # ---- a backend device --------------------------------------------------------------------------------

@@ -284,20 +284,17 @@ class CudaLauncher(Launcher):
 
 
 class CudaTuning(LaunchTuning):
-    """Products of matrices run in work groups through shared memory (group_gemm), over as many
-    groups as the multiprocessors; depthwise convolutions take 4 channels per thread; the other numbers
-    are the OpenCL backend's (measured on PoCL, a CPU).  Work with no stated preference gets
-    :func:`default_block`."""
+    """A GPU's kernel choices (base.GPU_KERNEL_CHOICES: products of matrices in work groups through
+    shared memory, over as many groups as the multiprocessors; long rows reduced in work groups;
+    depthwise convolutions with 4 channels per thread); the other numbers are the OpenCL backend's
+    (measured on PoCL, a CPU).  Work with no stated preference gets :func:`default_block`."""
 
     elements = 64
     rows = 32
     register_tiles = (16, 4)
     channel_lanes = (64, 8)
-    group_gemm = True
-    depthwise_lanes = 4
-
     def __init__(self, multiprocessors: int):
-        self.compute_units = multiprocessors
+        self.choose_gpu_kernels(multiprocessors)
 
     def default(self, global_size: tuple[int, ...]) -> tuple[int, ...]:
         return default_block(global_size)

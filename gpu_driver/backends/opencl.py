@@ -407,9 +407,7 @@ class OpenCLBackend(BackendDevice):
             self.tuning.float_lanes = int(cl_device.native_vector_width_float or 16)
             self.tuning.min_work_items = 1
         elif cl_device.type & cl.device_type.GPU:
-            self.tuning.group_gemm = True
-            self.tuning.depthwise_lanes = 4
-            self.tuning.compute_units = int(cl_device.max_compute_units or 1)
+            self.tuning.choose_gpu_kernels(int(cl_device.max_compute_units or 1))
         if parent is not None:  # one device's traffic, whichever lane moves it
             self.allocator.counters = parent.allocator.counters
         self.inline = OpenCLBackend(inline_device, parent=self) if inline_device is not None else None

@@ -2,12 +2,14 @@
 
     python -m tests.conformance.run_conformance [--device reference --device opencl:0]
         [--version V1_2] [--op ABS] [--name SUBSTRING] [--dynamic] [--sample N [--offset K]] [--failures N] [--json FILE]
-        [--jobs N]
+        [--jobs N] [--gpu-kernels]
 
 Prints, per device, the share of good outcomes (pass, refusal above the device's feature level,
 expected failure) and a table of the operations with other outcomes; ``--failures N`` lists the
 first N failing cases with their detail.  A progress bar goes to stderr when it is a terminal.
 ``--jobs N`` runs the cases in N worker processes (each opens the device itself), in chunks.
+``--gpu-kernels`` makes the accelerators take a GPU's kernel choices (backends.base.GPU_KERNEL_CHOICES):
+the GPU's kernels checked on a CPU device (PoCL) too.
 """
 from __future__ import annotations
 
@@ -51,8 +53,22 @@ CHUNK = 25   # cases per task of a worker process
 _worker: dict = {}   # in a worker process: its device and its selection of cases
 
 
+def open_device(name: str, gpu_kernels: bool = False):
+    """The device ``name``; with ``gpu_kernels``, taking a GPU's kernel choices (every lane of it):
+    the GPU's kernels checked on a CPU device."""
+    device = gpu_driver.get_device(name)
+    if gpu_kernels:
+        backend = getattr(device, "backend", None)
+        if backend is None:
+            raise SystemExit(f"--gpu-kernels: {name} compiles no kernels")
+        for lane in (backend, getattr(backend, "inline", None)):
+            if lane is not None:
+                lane.tuning.choose_gpu_kernels(max(lane.tuning.compute_units, 2))
+    return device
+
+
 def _start_worker(device_name: str, args) -> None:
-    _worker["device"] = gpu_driver.get_device(device_name)
+    _worker["device"] = open_device(device_name, args.gpu_kernels)
     _worker["cases"] = select(args)
 
 
@@ -98,10 +114,17 @@ def main(argv=None) -> int:
     parser.add_argument("--failures", type=int, default=0, help="list this many failing cases per device")
     parser.add_argument("--json", help="write every result here")
     parser.add_argument("--jobs", type=int, default=1, metavar="N", help="worker processes (default 1: this one)")
+    parser.add_argument("--gpu-kernels", action="store_true",
+                        help="the accelerators take a GPU's kernel choices (work-group GEMM and softmax, thin "
+                             "depthwise work items): the GPU's kernels checked on any device")
     args = parser.parse_args(argv)
     if args.sample < 1 or not 0 <= args.offset < args.sample:
         parser.error(f"--sample must be at least 1 and --offset in [0, {args.sample}): got {args.sample}, {args.offset}")
-    devices = [gpu_driver.get_device(d) for d in args.device] if args.device else gpu_driver.get_devices()
+    if args.device:
+        devices = [open_device(d, args.gpu_kernels) for d in args.device]
+    else:
+        devices = [open_device(d.name, args.gpu_kernels) for d in gpu_driver.get_devices()
+                   if not args.gpu_kernels or getattr(d, "backend", None) is not None]
     cases = select(args)
     report = {}
     for device in devices:

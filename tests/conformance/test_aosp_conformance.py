@@ -2,7 +2,8 @@
 device: no wrong answer, crash or unexplained refusal, and no registered operation that the reference
 device calls unsupported.  The reference device runs every case (with unknown output shapes one in
 REFERENCE_DYNAMIC_SAMPLE); accelerators run a fixed sample of the cases by default (one in
-ACCELERATOR_SAMPLE; on PoCL's threaded lane one in THREADED_SAMPLE).  Every case, on every device
+ACCELERATOR_SAMPLE; on PoCL's threaded lane one in THREADED_SAMPLE; with a GPU's kernel choices
+forced, one in GPU_KERNEL_SAMPLE of the operations those choices change).  Every case, on every device
 and lane, runs under the ``slow`` mark.  The large versions' samples are split into shards (tests of
 their own, so parallel workers share them)."""
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import pytest
 
 import gpu_driver
+from gpu_driver.backends.base import GPU_KERNEL_CHOICES
 from gpu_driver.hal.types import OperationType
 from gpu_driver.ops.catalog import lookup
 
@@ -92,6 +94,34 @@ def test_accelerator_sample(accelerator, version, shard):
 def test_accelerator_sample_threaded_lane(accelerator, version, shard, monkeypatch):
     _threaded_lane(accelerator, monkeypatch)
     cases = _accelerator_cases(version, THREADED_SAMPLE, ACCELERATOR_SAMPLE // 2, shard)
+    problems = _problems(accelerator, cases, False, strict_support=False)
+    assert not problems, _report(problems)
+
+
+#: the operations whose kernels a GPU's choices change (backends.base.GPU_KERNEL_CHOICES), and the
+#: share of their cases run with those choices forced in the default selection
+GPU_KERNEL_OPS = {"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "SOFTMAX", "LOG_SOFTMAX",
+                  "AVERAGE_POOL_2D", "MAX_POOL_2D", "L2_POOL_2D"}
+GPU_KERNEL_SAMPLE = 16
+
+
+def _gpu_kernel_choices(accelerator, monkeypatch) -> None:
+    """The device (every lane) takes a GPU's kernel choices for this test, compiling afresh."""
+    monkeypatch.setenv("GPU_DRIVER_PRIVATE_CACHE", "0")
+    for lane in (accelerator.backend, getattr(accelerator.backend, "inline", None)):
+        if lane is not None:
+            for name, value in GPU_KERNEL_CHOICES.items():
+                monkeypatch.setattr(lane.tuning, name, value)
+            monkeypatch.setattr(lane.tuning, "compute_units", max(2, lane.tuning.compute_units))
+
+
+@pytest.mark.parametrize("every", [GPU_KERNEL_SAMPLE, pytest.param(1, marks=pytest.mark.slow)],
+                         ids=["sample", "every_case"])
+def test_accelerator_with_gpu_kernel_choices(accelerator, every, monkeypatch):
+    """The GPU's kernels (work-group GEMM and softmax, thin depthwise work items, pooling split to
+    single channels) on whatever device runs the tests."""
+    _gpu_kernel_choices(accelerator, monkeypatch)
+    cases = [c for v in versions() for c in load(v) if GPU_KERNEL_OPS & set(operation_names(c))][::every]
     problems = _problems(accelerator, cases, False, strict_support=False)
     assert not problems, _report(problems)
 
