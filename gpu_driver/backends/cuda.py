@@ -293,6 +293,7 @@ class CudaTuning(LaunchTuning):
     rows = 32
     register_tiles = (16, 4)
     channel_lanes = (64, 8)
+
     def __init__(self, multiprocessors: int):
         self.choose_gpu_kernels(multiprocessors)
 

@@ -28,6 +28,7 @@ from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
+from ..backends.base import LaunchTuning
 from .codegen import instance_source
 from .ir import KernelInstance, Work
 
@@ -77,6 +78,7 @@ class TuningStats:
 _session: contextvars.ContextVar[_Session | None] = contextvars.ContextVar("gpu_driver_tuning", default=None)
 _target: contextvars.ContextVar[object | None] = contextvars.ContextVar("gpu_driver_target", default=None)
 _lock = threading.Lock()
+_DEFAULT_TUNING = LaunchTuning()  # what lowering outside a backend's compilation shapes kernels for
 STATS = TuningStats()
 
 
@@ -107,10 +109,10 @@ def lowering_for(launch_tuning) -> Iterator[None]:
         _target.reset(target)
 
 
-def target_tuning():
-    """The launch tuning (backends.base.LaunchTuning) of the backend compiling now, tuned or not;
-    None outside :func:`tuning` (reference-only tools, tests of lowering)."""
-    return _target.get()
+def target_tuning() -> LaunchTuning:
+    """The launch tuning of the backend compiling now, tuned or not; outside :func:`tuning` and
+    :func:`lowering_for` (reference-only tools, tests of lowering) LaunchTuning's defaults."""
+    return _target.get() or _DEFAULT_TUNING
 
 
 def forget() -> None:

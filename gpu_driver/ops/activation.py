@@ -27,7 +27,6 @@ import numpy as np
 
 from .. import fixedpoint as fp
 from .. import quant
-from ..backends.base import LaunchTuning
 from ..compiler import autotune
 from ..compiler.lowering_helpers import (QRANGE, axis_split, ctype, fdef, float_io, known, numel, params_ok,
                                          scalars_constant, Work)
@@ -502,8 +501,7 @@ def lower_softmax(ctx: LoweringContext) -> None:
         valid, e = softmax_exp(np.arange(-255, 1, dtype=np.int64), p)
         inputs.append(ctx.constant(np.where(valid, e, -1).astype(np.int32)))
     rows = outer * inner
-    target = autotune.target_tuning()
-    if rows < (target or LaunchTuning).min_work_items and size >= SOFTMAX_GROUP_AXIS:
+    if rows < autotune.target_tuning().min_work_items and size >= SOFTMAX_GROUP_AXIS:
         # a GPU with too few rows to fill it: a work group per row
         d["GROUP"] = 1
         ctx.emit("activation_softmax.cl", d, inputs, [ctx.output(0)], (rows * 16, 16, 1), Work.GROUP_TILES)

@@ -42,7 +42,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..backends.base import LaunchTuning
 from ..compiler import autotune
 from ..compiler.lowering_helpers import (act_defines, ceil_div, ctype, float_act, float_io, known, numel, params_ok,
                                          trailing_scalars_constant, Work)
@@ -503,7 +502,7 @@ def lower_depthwise_conv_2d(ctx: LoweringContext) -> None:
     # 8 or 4 lanes for the other channel counts: 3-7x over conv_depthwise.cl's channel per work item on
     # PoCL); quant8 too when its sums are exact in float (the input centred once, the int32 sums
     # requantized after)
-    widest = (autotune.target_tuning() or LaunchTuning).depthwise_lanes
+    widest = autotune.target_tuning().depthwise_lanes
     vw = next((v for v in (16, 8, 4) if v <= widest and p.out_c % v == 0), 0)
     io_type = ctype(ctx.inputs[0])
     mac = mac_type(p.quant, io_type, p.kernel_h * p.kernel_w, w)

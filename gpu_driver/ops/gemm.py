@@ -211,10 +211,10 @@ def lower_gemm(ctx: LoweringContext, a: TensorId, m: int, weights: np.ndarray, b
         return d, [w, b], (nblocks, mblocks, 1), Work.REGISTER_TILES
 
     target = autotune.target_tuning()
-    if target is not None and target.group_gemm:
+    if target.group_gemm:
         candidates = group_tiles(m, n, target.compute_units)
     else:
-        candidates = tiles(m, k, n, chunk < k, target.float_lanes if target is not None else 16)
+        candidates = tiles(m, k, n, chunk < k, target.float_lanes)
 
     def trial(i: int) -> autotune.Trial:
         d, consts, grid, work = specialise(candidates[i])

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..backends.base import LaunchTuning
 from ..compiler import autotune
 from ..compiler.lowering_helpers import act_defines, ctype, float_io, known, params_ok, trailing_scalars_constant
 from ..hal.types import FLT_MAX, OperationType
@@ -179,8 +178,7 @@ def lower_pool(ctx: LoweringContext) -> None:
     d.update(float_io(x))
     d.update(act_defines(p, out))
     cb = next(b for b in _CHANNEL_BLOCKS if p.in_c % b == 0)
-    target = autotune.target_tuning()
-    few = (target or LaunchTuning).min_work_items      # outside a backend's compilation: the default
+    few = autotune.target_tuning().min_work_items
     while cb > 1 and p.in_c // cb * p.out_w * p.batch * p.out_h < few:
         cb //= 2   # the blocks are powers of two: a half still divides C
     d["CB"] = cb
