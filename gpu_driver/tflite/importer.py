@@ -140,9 +140,11 @@ class Emitter:
         if t.sparse is not None:
             return None
         if t.variable and t.data is None:
-            # recurrent state: every execution starts from the zero state TF Lite allocates (as an
-            # interpreter whose variables are reset before each invocation)
-            return np.zeros(t.shape, TENSOR_DTYPES.get(t.type, np.float32))
+            # recurrent state: every execution starts from the state TF Lite allocates (as an interpreter
+            # whose variables are reset before each invocation): zero, which an int8 tensor holds as its
+            # zero point (ResetVariableTensor)
+            zero = t.quantization.zero_points[0] if t.type_name == "INT8" and t.quantization else 0
+            return np.full(t.shape, zero, TENSOR_DTYPES.get(t.type, np.float32))
         return t.data
 
     def operand_type(self, t: Tensor, value: np.ndarray | None = None) -> tuple[T, float, int, object]:

@@ -17,7 +17,7 @@ import struct
 
 import numpy as np
 
-from ..hal.types import OperandType as T, OperationType as O
+from ..hal.types import OperandLifeTime, OperandType as T, OperationType as O
 from .importer import Emitter, Unsupported, densify
 from .reader import TENSOR_DTYPES, Operator
 
@@ -983,6 +983,9 @@ def _lstm(em: Emitter, op: Operator) -> None:
     """LSTM (full kernel): 20 cell tensors, the two state tensors, optional layer-norm weights."""
     if _opt(op, "KernelType", 0) != 0:
         raise Unsupported("the BASIC LSTM kernel has no NNAPI equivalent")
+    if _integer_lstm_input(em, op):
+        _integer_lstm(em, op)
+        return
     _float_weights(em, op, range(1, 24), op.inputs[0])
     batch = em.shape_of(op.inputs[0])[0]
     units, out_size, cifg = _lstm_sizes(em, op, 1)
@@ -998,10 +1001,234 @@ def _lstm(em: Emitter, op: Operator) -> None:
 def _sequence_lstm(em: Emitter, op: Operator) -> None:
     """UNIDIRECTIONAL_SEQUENCE_LSTM: LSTM's 20 + 4 tensors, with time_major between the clips and
     the layer-norm weights."""
+    if _integer_lstm_input(em, op):
+        _integer_sequence_lstm(em, op)
+        return
     _float_weights(em, op, range(1, 24), op.inputs[0])
     ins = (_inputs(em, op, range(20)) + _lstm_scalars(em, op) + [em.boolean(_opt(op, "TimeMajor", False))]
            + _inputs(em, op, range(20, 24)))
     em.op(O.UNIDIRECTIONAL_SEQUENCE_LSTM, ins, [em.output(op.outputs[0])])
+
+
+# ---- integer LSTM --------------------------------------------------------------------------------------
+# TF Lite's 8x8→16 integer LSTM (int8 activations and weights, int32 biases, int16 cell state and
+# layer-norm weights) is NNAPI's QUANTIZED_LSTM, one time step; both take the 24 tensors in the same
+# order.  The operator's five intermediates carry what its kernel (lstm.cc,
+# PopulateQuantizedLstmParams8x8_16) reads from them: the scales of the input, forget, cell and output
+# gate pre-activations (with layer norm only: without, TF Lite fixes them at Q3.12) and the hidden
+# state's scale and zero point.
+
+#: the gate pre-activation scale of TF Lite's integer LSTM without layer norm (Q3.12)
+GATE_SCALE_Q3_12 = 2.0 ** -12
+#: NNAPI types of the optional tensor inputs of QUANTIZED_LSTM (TF Lite's positions are the same)
+QLSTM_OPTIONAL_TYPES = {**dict.fromkeys((1, 5, 16), T.TENSOR_QUANT8_SYMM),
+                        **dict.fromkeys((9, 10, 11, 20, 21, 22, 23), T.TENSOR_QUANT16_SYMM),
+                        **dict.fromkeys((12, 17), T.TENSOR_INT32)}
+#: the weights of QUANTIZED_LSTM: input-to-gate 1–4, recurrent-to-gate 5–8, projection 16
+QLSTM_WEIGHTS = (1, 2, 3, 4, 5, 6, 7, 8, 16)
+QLSTM_BIASES = (12, 13, 14, 15)
+#: the most constant input columns that carry the gate biases of an LSTM without layer norm
+MAX_BIAS_COLUMNS = 64
+
+
+def _integer_lstm_input(em: Emitter, op: Operator) -> bool:
+    """Whether an LSTM is TF Lite's integer one (int8 input); other non-float inputs are refused."""
+    kind = em.tensor(op.inputs[0]).type_name
+    if kind in ("FLOAT32", "FLOAT16"):
+        return False
+    if kind != "INT8":
+        raise Unsupported(f"an LSTM with {kind} activations has no NNAPI equivalent (QUANTIZED_LSTM takes int8 "
+                          f"activations with an int16 cell state)")
+    return True
+
+
+def _quant(em: Emitter, i: int, what: str, kind: str | None):
+    """The per-tensor quantization of tensor ``i``, which must be of type ``kind`` (None: any)."""
+    t = em.tensor(i)
+    q = t.quantization
+    if kind not in (None, t.type_name) or q is None or len(q.scales) != 1 or not q.scales[0] > 0:
+        raise Unsupported(f"{what} ({t.name}) must be {kind or 'quantized'} with one positive scale, got "
+                          f"{t.type_name} {'unquantized' if q is None else f'with scales {q.scales}'}")
+    return q
+
+
+def _lstm_state(em: Emitter, op: Operator, k: int, dims: list[int]) -> int:
+    """The initial value of state input ``k`` (a variable tensor: zero, or the values it stores) as a
+    constant of ``dims`` (TF Lite accepts any shape of that many elements)."""
+    i = op.inputs[k]
+    value = em.value(i)
+    if value is None or value.size != int(np.prod(dims)):
+        raise Unsupported(f"state input {k} must be a variable tensor of {int(np.prod(dims))} values")
+    otype, scale, zp, _ = em.operand_type(em.tensor(i))
+    return em.constant(otype, value.reshape(dims), scale, zp)
+
+
+def _bias_columns(zero_point: int, biases: list[np.ndarray]) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Constant input columns and, per gate, weight columns whose products are the gate biases
+    exactly: QUANTIZED_LSTM adds gate biases only inside layer norm, TF Lite without layer norm adds
+    them to the input matmul.  A column's value less the input zero point is ``a``: one column of
+    a = ±1, then columns of |a| ≥ 128; bias = ±1·r + a·Σw with r and each w in [−127, 127].  Returns
+    (the int8 column values, the [U, columns] weights of each gate); no columns when every bias is 0."""
+    if not any(b.any() for b in biases):
+        return np.zeros(0, np.int8), []
+    unit = 1 if zero_point < 127 else -1
+    big = max(127 - zero_point, -128 - zero_point, key=abs)
+    multiples = [np.round(b / big).astype(np.int64) for b in biases]
+    count = max(-(-int(np.abs(m).max()) // 127) for m in multiples)
+    if count + 1 > MAX_BIAS_COLUMNS:
+        raise Unsupported(f"gate biases up to {max(int(np.abs(b).max()) for b in biases)} need {count + 1} "
+                          f"constant input columns, more than {MAX_BIAS_COLUMNS}")
+    weights = []
+    for b, rest in zip(biases, multiples):
+        columns = [(b - big * rest) * unit]
+        for _ in range(count):
+            columns.append(np.clip(rest, -127, 127))
+            rest = rest - columns[-1]
+        weights.append(np.stack(columns, axis=1))
+    return np.asarray([zero_point + unit] + [zero_point + big] * count, np.int8), weights
+
+
+def _integer_lstm_cell(em: Emitter, op: Operator, batch: int, input_size: int):
+    """A TF Lite integer LSTM cell as QUANTIZED_LSTM steps.  Returns (``step(x, h_prev, c_prev, y)`` →
+    (h_out, c_out, y), which emits one time step (``y``: the output operand, a new temporary when
+    None), the initial (h, c) state operands, ``columns``: int8 values the input must have appended
+    to its last dimension (the gate biases without layer norm; empty when none))."""
+    if len(op.inputs) not in (20, 24):
+        raise Unsupported(f"the full LSTM kernel has 20 or 24 inputs, this one {len(op.inputs)}")
+    count = len(op.intermediates)
+    if count != 5:
+        raise Unsupported("TF Lite's 8x8→8 integer LSTM (12 intermediates) has no NNAPI equivalent" if count == 12
+                          else f"an int8 LSTM needs the 5 intermediates of TF Lite's 8x8→16 integer kernel (the gate "
+                               f"and hidden-state quantization), this one has {count}")
+    x, h_state, c_state, out = op.inputs[0], op.inputs[18], op.inputs[19], op.outputs[0]
+    x_q = _quant(em, x, "the input", "INT8")
+    _quant(em, h_state, "the output state", "INT8")
+    _quant(em, c_state, "the cell state", "INT16")
+    _quant(em, out, "the output", "INT8")
+    units, out_size, _ = _lstm_sizes(em, op, 1)
+    layer_norm = len(op.inputs) == 24 and op.inputs[21] >= 0
+    projection = op.inputs[16] >= 0
+    if op.inputs[11] >= 0 and out_size != units:
+        raise Unsupported(f"peephole weights with an output size ({out_size}) other than num_units ({units}): TF "
+                          f"Lite's integer kernel applies the peephole over the output size")
+    hidden = _quant(em, op.intermediates[4], "the hidden-state intermediate (4)", None)
+    gate_scales = [_quant(em, i, f"intermediate {g}", None).scales[0] if layer_norm else GATE_SCALE_Q3_12
+                   for g, i in enumerate(op.intermediates[:4])]
+    biases = []
+    if not layer_norm:
+        for k in QLSTM_BIASES:
+            bias = _const(em, op, k, "gate bias") if op.inputs[k] >= 0 else np.zeros(units)
+            if bias.shape != (units,):
+                raise Unsupported(f"gate bias (input {k}) has shape {list(bias.shape)}, expected [{units}]")
+            biases.append(bias.astype(np.int64))
+    columns, bias_weights = _bias_columns(x_q.zero_points[0], biases)
+    fixed = {}
+    for k in (*range(1, 18), *range(20, 24)):
+        i = op.inputs[k] if k < len(op.inputs) else -1
+        if i < 0:
+            if k not in QLSTM_OPTIONAL_TYPES:
+                raise Unsupported(f"input {k} is required")
+            otype = QLSTM_OPTIONAL_TYPES[k]    # a quantized type needs a scale even when omitted
+            fixed[k] = em.b.add_operand(otype, [], 0.0 if otype == T.TENSOR_INT32 else 1.0,
+                                        lifetime=OperandLifeTime.NO_VALUE)
+        elif k in QLSTM_WEIGHTS:
+            value = _const(em, op, k, "weights")
+            if k <= 4 and columns.size:         # input-to-gate weights: the bias columns' weights
+                if value.shape != (units, input_size):
+                    raise Unsupported(f"input-to-gate weights (input {k}) have shape {list(value.shape)}, expected "
+                                      f"[{units}, {input_size}]")
+                value = np.concatenate([value, bias_weights[k - 1]], axis=1)
+            scale = _quant(em, i, f"weights (input {k})", "INT8").scales[0]
+            fixed[k] = em.constant(T.TENSOR_QUANT8_SYMM, value.astype(np.int8), scale)
+        else:
+            fixed[k] = em.operand(i)
+    # TF Lite clips the projection at proj_clip / output scale; QUANTIZED_LSTM divides by the projection
+    # weights' scale: the clip given is one that truncates to TF Lite's quantized clip
+    proj_clip = float(_opt(op, "ProjClip", 0.0))
+    if proj_clip > 0 and projection:
+        q_clip = int(min(max(np.float32(proj_clip) / np.float32(em.tensor(out).quantization.scales[0]), -128.0),
+                         127.0))
+        proj_clip = (q_clip + 0.5) * em.tensor(op.inputs[16]).quantization.scales[0] if q_clip > 0 else 0.0
+    # QUANTIZED_LSTM subtracts its hidden zero point from the hidden state (adding it back inside the
+    # projection), as TF Lite's kernel does with projection; without, TF Lite adds it
+    hidden_zp = hidden.zero_points[0] if projection else -hidden.zero_points[0]
+    if not -128 <= hidden_zp <= 127:
+        raise Unsupported(f"hidden-state zero point {hidden.zero_points[0]}: without projection TF Lite adds it, and "
+                          f"QUANTIZED_LSTM subtracts an int8 zero point")
+    scalars = [em.b.add_scalar(T.FLOAT32, float(v)) for v in (_opt(op, "CellClip", 0.0), proj_clip, *gate_scales)]
+    scalars += [em.i32(hidden_zp), em.b.add_scalar(T.FLOAT32, float(hidden.scales[0]))]
+
+    def step(x_step: int, h_prev: int, c_prev: int, y: int | None = None) -> tuple[int, int, int]:
+        ins = [x_step, *(fixed[k] for k in range(1, 18)), h_prev, c_prev, *(fixed[k] for k in range(20, 24)),
+               *scalars]
+        outs = [em.like(h_state, shape=[batch, out_size]), em.like(c_state, shape=[batch, units]),
+                em.like(out, shape=[batch, out_size]) if y is None else y]
+        reason = em.refusal(O.QUANTIZED_LSTM, ins, outs)
+        if reason:
+            raise Unsupported(reason)
+        em.op(O.QUANTIZED_LSTM, ins, outs)
+        return outs[0], outs[1], outs[2]
+
+    state = _lstm_state(em, op, 18, [batch, out_size]), _lstm_state(em, op, 19, [batch, units])
+    return step, state, columns
+
+
+def _with_columns(em: Emitter, i: int, operand: int, dims: list[int], columns: np.ndarray) -> tuple[int, list[int]]:
+    """Tensor ``i`` (``operand``, ``dims``) with the int8 ``columns`` appended to its last dimension
+    (CONCATENATION with a constant of the tensor's quantization); unchanged without columns."""
+    if not columns.size:
+        return operand, dims
+    otype, scale, zp, _ = em.operand_type(em.tensor(i))
+    wide = dims[:-1] + [dims[-1] + columns.size]
+    block = em.constant(otype, np.broadcast_to(columns, dims[:-1] + [columns.size]).copy(), scale, zp)
+    result = em.like(i, shape=wide)
+    em.op(O.CONCATENATION, [operand, block, em.i32(len(dims) - 1)], [result])
+    return result, wide
+
+
+def _integer_lstm(em: Emitter, op: Operator) -> None:
+    """TF Lite's integer LSTM: one QUANTIZED_LSTM step from the zero state."""
+    x = op.inputs[0]
+    dims = list(em.known_dims(x))
+    if len(dims) != 2 or min(dims) <= 0:
+        raise Unsupported(f"the input must be [batch, input] with known sizes, got {dims}")
+    step, (h, c), columns = _integer_lstm_cell(em, op, dims[0], dims[1])
+    step(_with_columns(em, x, em.operand(x), dims, columns)[0], h, c, em.output(op.outputs[0]))
+
+
+def _integer_sequence_lstm(em: Emitter, op: Operator) -> None:
+    """TF Lite's integer UNIDIRECTIONAL_SEQUENCE_LSTM, unrolled: the input split along time (through a
+    2-D view in which every step is a slice of one axis), a QUANTIZED_LSTM per step, each step's state
+    feeding the next, and the step outputs concatenated back into TF Lite's output."""
+    x, out = op.inputs[0], op.outputs[0]
+    dims = list(em.known_dims(x))
+    if len(dims) != 3 or min(dims) <= 0:
+        raise Unsupported(f"the input must be 3-D with sizes known at import (the time steps are unrolled), "
+                          f"got {dims}")
+    time_major = bool(_opt(op, "TimeMajor", False))
+    steps, batch = (dims[0], dims[1]) if time_major else (dims[1], dims[0])
+    step, (h, c), columns = _integer_lstm_cell(em, op, batch, dims[2])
+    wide, dims = _with_columns(em, x, em.operand(x), dims, columns)
+    # time-major [T, B, I] as [T·B, I] splits along axis 0, batch-major [B, T, I] as [B, T·I] along axis 1
+    axis = 0 if time_major else 1
+    flat = [steps * batch, dims[2]] if time_major else [batch, steps * dims[2]]
+    view = em.like(x, shape=flat)
+    em.op(O.RESHAPE, [wide, em.i32_vector(flat)], [view])
+    pieces = [view]
+    if steps > 1:
+        pieces = [em.like(x, shape=[batch, dims[2]]) for _ in range(steps)]
+        em.op(O.SPLIT, [view, em.i32(axis), em.i32(steps)], pieces)
+    outputs = []
+    for piece in pieces:
+        h, c, y = step(piece, h, c)
+        outputs.append(y)
+    out_size = em.b.operand(outputs[0]).dimensions[1]
+    joined = outputs[0]
+    if steps > 1:
+        joined = em.like(out, shape=[steps * batch, out_size] if time_major else [batch, steps * out_size])
+        em.op(O.CONCATENATION, outputs + [em.i32(axis)], [joined])
+    shape = [steps, batch, out_size] if time_major else [batch, steps, out_size]
+    em.op(O.RESHAPE, [joined, em.i32_vector(shape)], [em.output(out)])
 
 
 def _bidirectional_lstm(em: Emitter, op: Operator) -> None:

@@ -62,6 +62,9 @@ class Operator:
     outputs: list[int]
     options: Any = None                # the builtin options table (tflite.<Name>Options), or None
     custom_options: bytes = b""
+    #: tensor indexes of the operator's intermediates: tensors whose quantization parameters describe
+    #: values inside the operator (the gate and hidden-state scales of an integer LSTM)
+    intermediates: list[int] = field(default_factory=list)
 
 
 @dataclass
@@ -159,7 +162,7 @@ def _tensor(model, data: bytes, t, index: int) -> Tensor:
                   bool(t.IsVariable()))
 
 
-def _operator(model, op, index: int, builtin: dict, options: dict) -> Operator:
+def _operator(model, op, index: int, builtin: dict, options: dict, tensor_count: int) -> Operator:
     code = model.OperatorCodes(op.OpcodeIndex())
     number = max(code.BuiltinCode(), code.DeprecatedBuiltinCode())
     custom = number == _schema.BuiltinOperator.CUSTOM
@@ -173,7 +176,12 @@ def _operator(model, op, index: int, builtin: dict, options: dict) -> Operator:
     custom_options = op.CustomOptionsAsNumpy().tobytes() if not op.CustomOptionsIsNone() else b""
     ins = [int(i) for i in op.InputsAsNumpy()] if not op.InputsIsNone() else []
     outs = [int(i) for i in op.OutputsAsNumpy()] if not op.OutputsIsNone() else []
-    return Operator(index, name, custom, int(code.Version()), ins, outs, opts, custom_options)
+    inter = [int(i) for i in op.IntermediatesAsNumpy()] if not op.IntermediatesIsNone() else []
+    bad = [i for i in inter if not 0 <= i < tensor_count]
+    if bad:
+        raise invalid(f"operator {index} ({name}): intermediate tensor {bad[0]} out of range "
+                      f"(the subgraph has {tensor_count} tensors)")
+    return Operator(index, name, custom, int(code.Version()), ins, outs, opts, custom_options, inter)
 
 
 def read_model(source) -> TfliteModel:
@@ -190,7 +198,8 @@ def read_model(source) -> TfliteModel:
         for s in range(model.SubgraphsLength()):
             sg = model.Subgraphs(s)
             tensors = [_tensor(model, data, sg.Tensors(i), i) for i in range(sg.TensorsLength())]
-            ops = [_operator(model, sg.Operators(i), i, builtin, options) for i in range(sg.OperatorsLength())]
+            ops = [_operator(model, sg.Operators(i), i, builtin, options, len(tensors))
+                   for i in range(sg.OperatorsLength())]
             name = _text(sg.Name())
             result.subgraphs.append(Subgraph(s, name, tensors, ops, [int(i) for i in sg.InputsAsNumpy()],
                                              [int(i) for i in sg.OutputsAsNumpy()]))

@@ -47,6 +47,7 @@ class _Operator:
     outputs: list[int]
     options: tuple | None
     custom: bytes | None
+    intermediates: list[int] = field(default_factory=list)
 
 
 @dataclass
@@ -76,12 +77,14 @@ class TfliteWriter:
         self.tensors.append(_Tensor(name, list(shape), type, data, scales, zps, dim, variable))
         return len(self.tensors) - 1
 
-    def operator(self, name, inputs, outputs, options=None, custom: bytes | None = None) -> None:
-        """A builtin operator by name ("CONV_2D"), or a custom one (``custom`` = its options bytes)."""
+    def operator(self, name, inputs, outputs, options=None, custom: bytes | None = None, intermediates=()) -> None:
+        """A builtin operator by name ("CONV_2D"), or a custom one (``custom`` = its options bytes);
+        ``intermediates``: tensor indexes of its intermediates (an integer LSTM's five)."""
         code = (32, name) if custom is not None else (getattr(tflite.BuiltinOperator, name), None)
         if code not in self.codes:
             self.codes.append(code)
-        self.operators.append(_Operator(self.codes.index(code), list(inputs), list(outputs), options, custom))
+        self.operators.append(_Operator(self.codes.index(code), list(inputs), list(outputs), options, custom,
+                                        list(intermediates)))
 
     def _subgraph(self, b, buffers, inputs, outputs) -> int:
         buffer_of = {}
@@ -131,10 +134,13 @@ class TfliteWriter:
             custom = b.CreateNumpyVector(np.frombuffer(op.custom, np.uint8)) if op.custom is not None else None
             ins = b.CreateNumpyVector(np.asarray(op.inputs, np.int32))
             outs = b.CreateNumpyVector(np.asarray(op.outputs, np.int32))
+            inter = b.CreateNumpyVector(np.asarray(op.intermediates, np.int32)) if op.intermediates else None
             tflite.OperatorStart(b)
             tflite.OperatorAddOpcodeIndex(b, op.code)
             tflite.OperatorAddInputs(b, ins)
             tflite.OperatorAddOutputs(b, outs)
+            if inter is not None:
+                tflite.OperatorAddIntermediates(b, inter)
             if opts is not None:
                 tflite.OperatorAddBuiltinOptionsType(b, getattr(tflite.BuiltinOptions, op.options[0]))
                 tflite.OperatorAddBuiltinOptions(b, opts)
@@ -216,12 +222,12 @@ def write_model(model) -> bytes:
     for t in sg.tensors:
         q = t.quantization
         w.tensors.append(_Tensor(t.name, list(t.shape), t.type_name, t.data, q.scales if q else None,
-                                 q.zero_points if q else None, q.dimension if q else 0))
+                                 q.zero_points if q else None, q.dimension if q else 0, t.variable))
     for op in sg.operators:
         if op.custom:
-            w.operator(op.name, op.inputs, op.outputs, custom=op.custom_options)
+            w.operator(op.name, op.inputs, op.outputs, custom=op.custom_options, intermediates=op.intermediates)
         else:
             # options: a read table, or already the writer's (kind, fields)
             options = op.options if isinstance(op.options, tuple) else options_fields(op.options)
-            w.operator(op.name, op.inputs, op.outputs, options=options)
+            w.operator(op.name, op.inputs, op.outputs, options=options, intermediates=op.intermediates)
     return w.finish(sg.inputs, sg.outputs)
