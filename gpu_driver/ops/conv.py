@@ -441,6 +441,10 @@ def conv_2d_accepts_residual(ctx: LoweringContext) -> bool:
     return p.batch > 0 and p.quant is None and _supports_tiled(ctx) and _is_pointwise(p)
 
 
+#: input channels up to which conv.cl unrolls the channel loop of its interior taps
+UNROLL_CHANNELS = 8
+
+
 def lower_conv_2d(ctx: LoweringContext) -> None:
     p = ctx.params
     if p.batch == 0:
@@ -455,16 +459,17 @@ def lower_conv_2d(ctx: LoweringContext) -> None:
         return
     co = p.out_c
     mac = mac_type(p.quant, ctype(ctx.inputs[0]), p.kernel_h * p.kernel_w * p.in_c, w)
-    # register tile: PX pixels x CB channels (16 channels = two AVX vectors of weights); int32
-    # products stay at 4 x 8 (larger tiles spill: measured slower)
-    most = 8 if mac == "int" else 16
-    cb = most if co >= most else 8 if co >= 8 else 4 if co >= 4 else co
+    # register tile: PX pixels x CB channels, CB the block of 16, 8 or 4 that pads the channels least
+    # (float: one FLOATV of weights); int32 products stay at 4 x 8 (larger tiles spill: measured slower)
+    blocks = (8, 4) if mac == "int" else (16, 8, 4)
+    cb = min((b for b in blocks if b <= co), key=lambda b: (ceil_div(co, b) * b, -b), default=co)
     px_most = 4
-    if mac == "float" and 16 < co <= 24:
-        # one block of 24 channels (three AVX vectors) x 2 pixels, taps not unrolled (spills), rather
-        # than two 16-channel blocks, a third of them padding: ~2x on PoCL (the 3-channel first layers
-        # of MediaPipe's models)
+    if mac == "float" and 16 < co <= 24 and p.in_c > UNROLL_CHANNELS:
+        # one scalar block of 24 channels x 2 pixels: 1.2-1.4x faster than 16- or 8-channel vectors
+        # past the first layer (PoCL, 32²×32→24 and 64²×16→24 3×3); a 3-channel first layer takes three
+        # blocks of 8 (0.7-0.8x the 24-wide block's time)
         cb, px_most = 24, 2
+    vector = mac == "float" and cb in (16, 8, 4)
     cob = ceil_div(co, cb)
     cop = cob * cb
     packed = np.zeros((cop, p.kernel_h, p.kernel_w, p.in_c), dtype=np.float32 if mac == "float" else w.dtype)
@@ -478,8 +483,9 @@ def lower_conv_2d(ctx: LoweringContext) -> None:
     x, in_type, zx = centred_input(ctx, ctx.input(0), p.batch * p.in_h * p.in_w * p.in_c, io_type, p.quant, mac)
     d = _common_defines(ctx, p)
     d.update({"T": in_type, "ZX": zx, "MAC_T": mac, "CB": cb, "COB": cob, "PX": px, "PBLOCKS": pblocks,
-              "EXACT": int(p.out_w % px == 0),
-              "UNROLL_TAPS": int(cb <= 16 and p.in_c * p.kernel_h * p.kernel_w <= 32)})
+              "EXACT": int(p.out_w % px == 0), "VECTOR": int(vector),
+              "UNROLL_CHANNELS": int(p.in_c <= UNROLL_CHANNELS),
+              "UNROLL_TAPS": int(not vector and cb <= 16 and p.in_c * p.kernel_h * p.kernel_w <= 32)})
     emit_with_requantization(ctx, "conv.cl", d, [x, ctx.constant(packed), ctx.constant(bias)],
                              (cob, pblocks, d["ROWS"]), Work.REGISTER_TILES, p.quant, p.batch * p.out_h * p.out_w, co,
                              act_defines(p, ctx.outputs[0]), io_type)

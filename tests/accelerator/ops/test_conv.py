@@ -22,6 +22,17 @@ CASES = [
     (1, 10, 9, 6, 7, 5, 3, 3, 1, 2, 3),                # VALID
 ]
 
+#: images large enough that most register tiles of conv.cl lie inside them (its unmasked interior
+#: path) beside border tiles: 3-channel first layers (channel unrolling), 5x5 stride 2, dilation,
+#: partial pixel blocks, blocks of 16, 8 and 4 channels and the scalar 24-channel block
+INTERIOR_CASES = [
+    (2, 20, 23, 3, 16, 3, 3, 2, 1, 1, 3),
+    (1, 17, 19, 3, 24, 5, 5, 2, 1, (2, 1, 2, 1), 1),
+    (1, 14, 15, 12, 40, 3, 3, 1, 2, (2, 2, 2, 2), 1),
+    (2, 12, 13, 20, 20, 3, 3, 1, 1, 1, 2),
+    (1, 16, 16, 9, 4, 3, 2, 1, 1, 2, 0),
+]
+
 
 def _spatial(padding, s, act, d):
     pad = [i32(v) for v in padding] if isinstance(padding, tuple) else [i32(padding)]
@@ -39,7 +50,7 @@ def _bias(rng, quant, n):
 
 
 @pytest.mark.parametrize("quant", [False, True])
-@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("case", CASES + INTERIOR_CASES)
 def test_conv2d(accelerator, quant, case):
     rng = np.random.default_rng(11)
     n, h, w, ci, co, kh, kw, s, d, padding, act = case
@@ -52,7 +63,7 @@ def test_conv2d(accelerator, quant, case):
 
 
 @pytest.mark.parametrize("quant", [False, True])
-@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("case", CASES + INTERIOR_CASES)
 def test_depthwise(accelerator, quant, case):
     rng = np.random.default_rng(12)
     n, h, w, ci, mult, kh, kw, s, d, padding, act = case
