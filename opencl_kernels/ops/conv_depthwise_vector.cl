@@ -21,29 +21,35 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const float* RESTRICT in, GLOBAL const float* 
     FLOATV(${VW}) acc[${PX}];
 #pragma unroll
     for (int p = 0; p < ${PX}; ++p) acc[p] = FLOATV_SPLAT(${VW}, 0.0f);
-#pragma unroll
-    for (int ky = 0; ky < ${KH}; ++ky) {
-        const int iy = oy * ${SH} - ${PT} + ky * ${DH};
-        const int oky = iy >= 0 && iy < ${H};
-        const int rbase = (n * ${H} + (oky ? iy : 0)) * ${W};
-        FLOATV(${VW}) xr[${RW}];
-#pragma unroll
-        for (int t = 0; t < ${RW}; ++t) {
-            const int ix = ox0 * ${SW} - ${PL} + t;
-            const int ok = oky && ix >= 0 && ix < ${W};
-            const FLOATV(${VW}) v = FLOATV_LOAD(${VW}, in, (rbase + (ok ? ix : 0)) * ${CB} + cb);
-            xr[t] = ok ? v : FLOATV_SPLAT(${VW}, 0.0f);
-        }
-#pragma unroll
-        for (int kx = 0; kx < ${KW}; ++kx) {
-            const FLOATV(${VW}) wv = FLOATV_LOAD(${VW}, w, (ky * ${KW} + kx) * ${CB} + cb);
-#pragma unroll
-            for (int p = 0; p < ${PX}; ++p) {
-#pragma unroll
-                for (int j = 0; j < ${VW}; ++j) acc[p][j] += xr[p * ${SW} + kx * ${DW}][j] * wv[j];
-            }
-        }
+    const int iy0 = oy * ${SH} - ${PT};
+    const int ix0 = ox0 * ${SW} - ${PL};
+    /* the RW input columns of filter row ky (MASKED: out-of-image ones read as 0), times its KW taps */
+#define ${KERNEL_NAME}_ROW(ky, MASKED) { \
+        const int iy = iy0 + (ky) * ${DH}; \
+        const int oky = !(MASKED) || (iy >= 0 && iy < ${H}); \
+        const int rbase = (n * ${H} + (oky ? iy : 0)) * ${W}; \
+        FLOATV(${VW}) xr[${RW}]; \
+        _Pragma("unroll") for (int t = 0; t < ${RW}; ++t) { \
+            const int ix = ix0 + t; \
+            const int ok = !(MASKED) || (oky && ix >= 0 && ix < ${W}); \
+            const FLOATV(${VW}) v = FLOATV_LOAD(${VW}, in, (rbase + (ok ? ix : 0)) * ${CB} + cb); \
+            xr[t] = ok ? v : FLOATV_SPLAT(${VW}, 0.0f); \
+        } \
+        _Pragma("unroll") for (int kx = 0; kx < ${KW}; ++kx) { \
+            const FLOATV(${VW}) wv = FLOATV_LOAD(${VW}, w, ((ky) * ${KW} + kx) * ${CB} + cb); \
+            _Pragma("unroll") for (int p = 0; p < ${PX}; ++p) { \
+                _Pragma("unroll") for (int j = 0; j < ${VW}; ++j) acc[p][j] += xr[p * ${SW} + kx * ${DW}][j] * wv[j]; \
+            } \
+        } \
     }
+    if (iy0 >= 0 && iy0 + (${KH} - 1) * ${DH} < ${H} && ix0 >= 0 && ix0 + ${RW} - 1 < ${W}) {
+#pragma unroll
+        for (int ky = 0; ky < ${KH}; ++ky) ${KERNEL_NAME}_ROW(ky, 0)
+    } else {
+#pragma unroll
+        for (int ky = 0; ky < ${KH}; ++ky) ${KERNEL_NAME}_ROW(ky, 1)
+    }
+#undef ${KERNEL_NAME}_ROW
 #if !${QUANT}
     const FLOATV(${VW}) b = FLOATV_LOAD(${VW}, bias, cb);
 #endif
