@@ -252,6 +252,10 @@ class LaunchTuning:
     group_gemm: bool = False
     #: compute units (GPU multiprocessors): a launch of fewer work groups leaves some idle
     compute_units: int = 1
+    #: consecutive elements per work item of an element-wise kernel (LoweringContext.emit_elements): a
+    #: CPU device vectorises the run's loop (PoCL, 2^18-element ADD: 55-66 µs in runs of 64 against
+    #: 180-310 µs one element per work item); a GPU keeps neighbouring threads on neighbouring elements
+    element_run: int = 1
 
     def choose_gpu_kernels(self, compute_units: int) -> None:
         """Take a GPU's kernel choices (GPU_KERNEL_CHOICES) for a device of ``compute_units``: what a
@@ -286,7 +290,7 @@ class LaunchTuning:
 
 #: the kernel choices of a GPU (LaunchTuning attributes): matrix products and long rows reduced in
 #: work groups, thin depthwise work items
-GPU_KERNEL_CHOICES = {"group_gemm": True, "min_work_items": 256, "depthwise_lanes": 4}
+GPU_KERNEL_CHOICES = {"group_gemm": True, "min_work_items": 256, "depthwise_lanes": 4, "element_run": 1}
 
 
 # ---- a backend device --------------------------------------------------------------------------------

@@ -380,6 +380,7 @@ class OpenCLTuning(LaunchTuning):
     # work groups of up to 64 consecutive channels (one row of one pixel block): PoCL's generic
     # work-group function vectorises its work-item loop across them; measured ~1.5x over PoCL's pick
     channel_lanes = (64, 8)
+    element_run = 64
 
 
 class OpenCLBackend(BackendDevice):

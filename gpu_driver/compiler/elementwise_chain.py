@@ -25,7 +25,7 @@ from ..hal.types import OperandType, OperationType
 from ..ops.activation import RELU_FUSE_CODES
 from ..ops.fused_activation import float_activation_range
 from .fusion import consumers
-from .ir import TensorId, Work, c_literal
+from .ir import TensorId, c_literal
 from .lowering import LoweringContext
 from .lowering_helpers import broadcast_strides, pad_dims
 
@@ -206,5 +206,5 @@ def lower_elementwise_chain(ctx: LoweringContext) -> None:
         steps.extend(_steps(node, lambda idx: "v" if idx == prev else slot[idx]))
         prev = node.outputs[0]
     d = chain_defines(out_shape, strides, steps)
-    ctx.emit("elementwise_chain.cl", d, [TensorId("operand", i) for i in chain.inputs], [ctx.output(0)],
-             (d["COUNT"],), Work.ELEMENTS)
+    ctx.emit_elements("elementwise_chain.cl", d, [TensorId("operand", i) for i in chain.inputs], [ctx.output(0)],
+                      d["COUNT"])

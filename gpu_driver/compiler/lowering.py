@@ -18,6 +18,7 @@ import numpy as np
 from ..graph import Graph, Node
 from ..hal.types import OperandLifeTime
 from ..ops.definition import OpParams, TensorInfo
+from . import autotune
 from .ir import KernelInstance, LoweredModel, ScratchTensor, TensorId, Work
 
 
@@ -90,3 +91,12 @@ class LoweringContext:
                            global_size=tuple(int(g) for g in global_size), work=work, node=self.node.index)
         self.lowered.kernels.append(k)
         return k
+
+    def emit_elements(self, template: str, defines: dict, inputs: Sequence[TensorId], outputs: Sequence[TensorId],
+                      count: int) -> KernelInstance:
+        """:meth:`emit` of a kernel over ``count`` elements in runs: work item g computes elements
+        [g·RUN, min((g+1)·RUN, COUNT)) (``defines`` gains RUN and COUNT), RUN the target's
+        ``element_run``: consecutive elements per work item on a CPU (its vectorised loop), 1 on a GPU."""
+        run = max(1, min(autotune.target_tuning().element_run, count))
+        return self.emit(template, {**defines, "RUN": run, "COUNT": count}, inputs, outputs,
+                         (-(-count // run),), Work.ELEMENTS)

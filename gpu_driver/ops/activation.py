@@ -472,7 +472,7 @@ def lower_unary(ctx: LoweringContext) -> None:
     else:
         d["OP"] = _OP_TABLE
         inputs.append(ctx.constant(_byte_table(ctx, reference_sigmoid)))
-    ctx.emit("activation.cl", d, inputs, [ctx.output(0)], (count,), Work.ELEMENTS)
+    ctx.emit_elements("activation.cl", d, inputs, [ctx.output(0)], count)
 
 
 def supports_softmax(ctx: LoweringContext) -> bool:

@@ -360,8 +360,10 @@ def lower_binary(ctx: LoweringContext) -> None:
     elif kind == 0:
         d.update(float_act(*float_activation_range(activation), getattr(ctx.params, "nan_to_low", False),
                            getattr(ctx.params, "hard_swish", False)))
-    ctx.emit("binary.cl", d, inputs, [ctx.output(0)], *(((count // dims[3],), Work.ROWS) if rows
-                                                         else ((count,), Work.ELEMENTS)))
+    if rows:
+        ctx.emit("binary.cl", {**d, "RUN": 1}, inputs, [ctx.output(0)], (count // dims[3],), Work.ROWS)
+    else:
+        ctx.emit_elements("binary.cl", d, inputs, [ctx.output(0)], count)
 
 
 # ---- the operations ----------------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-/* Element-wise unary ops on a flat tensor of COUNT elements (gpu_driver/ops/activation.py).
+/* Element-wise unary ops on a flat tensor of COUNT elements (gpu_driver/ops/activation.py), work item g
+ * computing the run of elements [g*RUN, (g+1)*RUN).
  * Float ops read and write through ${LOAD} / ${STORE} (half storage for TENSOR_FLOAT16) and compute in
  * float; the C++ std::max(a, b) = a < b ? b : a and std::min(a, b) = b < a ? b : a orders of AOSP's
  * kernels are kept, so NaN and infinities give AOSP's answers.
@@ -38,8 +39,9 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const ${T_IN}* RESTRICT in,
                            GLOBAL const float* RESTRICT scales,
 #endif
                            GLOBAL ${T_OUT}* RESTRICT out) {
-    const int i = GLOBAL_ID(0);
-    if (i >= ${COUNT}) return;
+    const int i0 = GLOBAL_ID(0) * ${RUN};
+    const int i1 = min(i0 + ${RUN}, ${COUNT});
+    for (int i = i0; i < i1; ++i) {
 #if ${OP} == 5
     out[i] = (${T_OUT})clamp((int)in[i], ${QMIN}, ${QMAX});
 #elif ${OP} == 6
@@ -84,4 +86,5 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const ${T_IN}* RESTRICT in,
 #endif
     ${STORE}(out, i, v);
 #endif
+    }
 }

@@ -4,8 +4,8 @@
  * The output is viewed as rank 4 [D0,D1,D2,D3]; SAk / SBk are the element strides of A / B along
  * each axis (0 where that input broadcasts).  BCAST: 0 when A, B and the output have the same shape
  * (read at the flat index), 1 otherwise.  ROWS 1 (with BCAST): one work item per row of the innermost
- * axis, looping over its D3 elements (no division per element).  T: the storage type of A, B and the
- * output.
+ * axis, looping over its D3 elements (no division per element); otherwise work item g computes the
+ * run of elements [g*RUN, (g+1)*RUN).  T: the storage type of A, B and the output.
  * OP: 0 ADD, 1 SUB, 2 MUL, 3 DIV, 4 MAXIMUM, 5 MINIMUM, 6 POW, 7 PRELU (B is alpha).
  * KIND 0 float: computed in fp32, read/written through LOAD/STORE (LOAD_HALF/STORE_HALF for fp16);
  *   ADD..DIV clamp to [ACT_FMIN, ACT_FMAX] with FUSED_ACTIVATION (activations.h: a NaN goes through, or
@@ -27,8 +27,9 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const ${T}* RESTRICT a, GLOBAL const ${T}* RES
     const int row = GLOBAL_ID(0);
     if (row >= ${COUNT} / ${D3}) return;
 #else
-    const int i = GLOBAL_ID(0);
-    if (i >= ${COUNT}) return;
+    const int i0 = GLOBAL_ID(0) * ${RUN};
+    const int i1 = min(i0 + ${RUN}, ${COUNT});
+    for (int i = i0; i < i1; ++i) {
 #if ${BCAST}
     const int row = i / ${D3};
     const int i3 = i % ${D3};
@@ -122,7 +123,5 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const ${T}* RESTRICT a, GLOBAL const ${T}* RES
 #endif
     ${STORE}(out, i, v);
 #endif
-#if ${ROWS}
     }
-#endif
 }
