@@ -569,13 +569,13 @@ def _transpose_defines(p: TransposeConv2DParams) -> dict:
 
 
 def _lower_transpose_upsampling(ctx: LoweringContext, p: TransposeConv2DParams) -> None:
-    """One conv_transpose_upsample.cl launch over (output channel, input column, batch·input row);
+    """One conv_transpose_upsample.cl launch over (input column, output channel, batch·input row);
     the filter [CO][KH][KW][CI] repacked to [KH][KW][CO][CI]."""
     w = np.ascontiguousarray(np.transpose(ctx.inputs[1].array().astype(np.float32), (1, 2, 0, 3)))
     d = dict(_transpose_defines(p), CO=p.out_c, ROWS=p.batch * p.in_h)
     bias = ctx.inputs[2].array().astype(np.float32)
     ctx.emit("conv_transpose_upsample.cl", d, [ctx.input(0), ctx.constant(w), ctx.constant(bias)], [ctx.output(0)],
-             (p.out_c, p.in_w, p.batch * p.in_h))
+             (p.in_w, p.out_c, p.batch * p.in_h))
 
 
 def _lower_transpose_vector(ctx: LoweringContext, p: TransposeConv2DParams) -> None:
