@@ -276,8 +276,8 @@ def _cuda_work_groups(p: Page) -> str:
 QUOTES: dict[str, Callable[[Page], str]] = {
     "2026-11-22-pocl.md": _pocl,
     "2026-11-22-cache.md": _cache,
-    "2026-11-27-mobilenet-onnxruntime.md": _mobilenet_onnxruntime,
-    "2026-11-27-tflite-models.md": _tflite,
+    "2026-11-28-mobilenet-onnxruntime.md": _mobilenet_onnxruntime,
+    "2026-11-28-tflite-models.md": _tflite,
     "2026-11-27-execution-modes.md": _execution_modes,
     "2026-11-27-resident-state.md": _resident_state,
     "2026-11-25-service.md": _service,
