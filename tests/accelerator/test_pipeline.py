@@ -254,7 +254,7 @@ def test_kernels_declare_the_local_size_of_their_launches(monkeypatch):
     OpenCL); one the runtime sizes is not; the model still computes the reference's values."""
     dev = opencl_device()
     monkeypatch.setattr(dev, "private_cache", False, raising=False)  # compiled here: the source is kept
-    model = chain_model(3, shape=(1, 8, 8, 4))
+    model = chain_model(3, shape=(1, 32, 32, 8))  # 8192 elements: 128 work items in runs of 64
     pm = dev.prepare_model(model)
     plan = pm.cache_payload().plan
     fixed = {k.name: k.local_size for k in plan.kernels if k.local_size is not None}
@@ -262,5 +262,5 @@ def test_kernels_declare_the_local_size_of_their_launches(monkeypatch):
     for name, local in fixed.items():
         x, y, z = (*local, 1, 1)[:3]
         assert f"#define KERNEL KERNEL_FIXED_LOCAL({x}, {y}, {z})" in pm.source
-    x = np.random.default_rng(3).uniform(-1, 1, (1, 8, 8, 4)).astype(np.float32)
+    x = np.random.default_rng(3).uniform(-1, 1, (1, 32, 32, 8)).astype(np.float32)
     np.testing.assert_allclose(pm.execute([x])[0], reference_outputs(model, [x])[0], rtol=1e-5, atol=1e-5)
