@@ -18,6 +18,7 @@ import struct
 import numpy as np
 
 from ..hal.types import OperandLifeTime, OperandType as T, OperationType as O
+from ..ops.quantized_lstm import QL_B_PROJ, QL_BIAS, QL_LN, QL_W_C, QL_W_H, QL_W_PROJ, QL_W_X
 from .importer import Emitter, Unsupported, densify
 from .reader import TENSOR_DTYPES, Operator
 
@@ -1020,13 +1021,11 @@ def _sequence_lstm(em: Emitter, op: Operator) -> None:
 
 #: the gate pre-activation scale of TF Lite's integer LSTM without layer norm (Q3.12)
 GATE_SCALE_Q3_12 = 2.0 ** -12
-#: NNAPI types of the optional tensor inputs of QUANTIZED_LSTM (TF Lite's positions are the same)
-QLSTM_OPTIONAL_TYPES = {**dict.fromkeys((1, 5, 16), T.TENSOR_QUANT8_SYMM),
-                        **dict.fromkeys((9, 10, 11, 20, 21, 22, 23), T.TENSOR_QUANT16_SYMM),
-                        **dict.fromkeys((12, 17), T.TENSOR_INT32)}
-#: the weights of QUANTIZED_LSTM: input-to-gate 1–4, recurrent-to-gate 5–8, projection 16
-QLSTM_WEIGHTS = (1, 2, 3, 4, 5, 6, 7, 8, 16)
-QLSTM_BIASES = (12, 13, 14, 15)
+#: NNAPI types of the optional tensor inputs of QUANTIZED_LSTM (TF Lite's positions are the same):
+#: the CIFG-omitted input gate's weights and bias, peephole, projection and layer-norm weights
+QLSTM_OPTIONAL_TYPES = {**dict.fromkeys((QL_W_X[0], QL_W_H[0], QL_W_PROJ), T.TENSOR_QUANT8_SYMM),
+                        **dict.fromkeys((*(k for k in QL_W_C if k is not None), *QL_LN), T.TENSOR_QUANT16_SYMM),
+                        **dict.fromkeys((QL_BIAS[0], QL_B_PROJ), T.TENSOR_INT32)}
 #: the most constant input columns that carry the gate biases of an LSTM without layer norm
 MAX_BIAS_COLUMNS = 64
 
@@ -1116,7 +1115,7 @@ def _integer_lstm_cell(em: Emitter, op: Operator, batch: int, input_size: int):
                    for g, i in enumerate(op.intermediates[:4])]
     biases = []
     if not layer_norm:
-        for k in QLSTM_BIASES:
+        for k in QL_BIAS:
             bias = _const(em, op, k, "gate bias") if op.inputs[k] >= 0 else np.zeros(units)
             if bias.shape != (units,):
                 raise Unsupported(f"gate bias (input {k}) has shape {list(bias.shape)}, expected [{units}]")
@@ -1131,13 +1130,13 @@ def _integer_lstm_cell(em: Emitter, op: Operator, batch: int, input_size: int):
             otype = QLSTM_OPTIONAL_TYPES[k]    # a quantized type needs a scale even when omitted
             fixed[k] = em.b.add_operand(otype, [], 0.0 if otype == T.TENSOR_INT32 else 1.0,
                                         lifetime=OperandLifeTime.NO_VALUE)
-        elif k in QLSTM_WEIGHTS:
+        elif k in (*QL_W_X, *QL_W_H, QL_W_PROJ):
             value = _const(em, op, k, "weights")
-            if k <= 4 and columns.size:         # input-to-gate weights: the bias columns' weights
+            if k in QL_W_X and columns.size:    # input-to-gate weights: the bias columns' weights
                 if value.shape != (units, input_size):
                     raise Unsupported(f"input-to-gate weights (input {k}) have shape {list(value.shape)}, expected "
                                       f"[{units}, {input_size}]")
-                value = np.concatenate([value, bias_weights[k - 1]], axis=1)
+                value = np.concatenate([value, bias_weights[QL_W_X.index(k)]], axis=1)
             scale = _quant(em, i, f"weights (input {k})", "INT8").scales[0]
             fixed[k] = em.constant(T.TENSOR_QUANT8_SYMM, value.astype(np.int8), scale)
         else:
