@@ -1,8 +1,8 @@
 /* TRANSPOSE_CONV_2D whose taps do not overlap (stride = kernel size, no padding: every output pixel
  * takes exactly one input pixel, the upsampling layer of a decoder), float32 NHWC, constant filter
  * and bias: work item = (input column ix, output channel co, n*H + iy): neighbouring work items
- * read neighbouring pixels (PoCL vectorises its work-item loop across them).  It reads the CI channels of
- * input pixel (iy, ix) once and writes channel co of the KH x KW output pixels
+ * read neighbouring pixels (PoCL vectorises its work-item loop across them).  It reads the CI
+ * channels of input pixel (iy, ix) once and writes channel co of the KH x KW output pixels
  * (iy*SH + ky, ix*SW + kx) they reach.  w: repacked at lowering to [KH][KW][CO][CI], a tap's weights
  * for one output channel contiguous.  Input (n, y, x, c) is in[n*XN + y*XY + x*XX + c], output
  * out[n*ON + y*OY + x*OX + c].  fp32 sums over c in order, + bias (conv_transpose.cl's order for its
