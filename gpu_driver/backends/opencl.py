@@ -33,6 +33,7 @@ from ..errors import failure
 from ..hal.types import DeviceType
 from ..sizes import round_up
 from .base import Allocator, BackendDevice, Compiler, DeviceBuffer, Launcher, LaunchTuning, Program
+from .pocl_host_cpu import name_host_cpu
 
 log = logging.getLogger(__name__)
 
@@ -72,6 +73,7 @@ def _allowed_cpus() -> set[int]:
 def _cl():
     for name, value in pocl_defaults(_allowed_cpus(), os.cpu_count() or 1).items():
         os.environ.setdefault(name, value)
+    name_host_cpu()
     import pyopencl as cl  # noqa: WPS433 (lazy: optional dependency)
     return cl
 
@@ -515,9 +517,10 @@ _PROBE_KERNEL = "__kernel void probe(__global float* a) { a[get_global_id(0)] = 
 
 
 def _compiles(cl, device) -> bool:
-    """Whether the device's compiler builds a trivial kernel.  A device that cannot (PoCL built with an
-    LLVM too old for the host CPU answers every build with "unknown target CPU 'generic'") is left
-    out of discovery with a warning, instead of failing every preparation."""
+    """Whether the device's compiler builds a trivial kernel.  A device that cannot (a PoCL whose
+    LLVM is too old for the host CPU and that :func:`name_host_cpu` could not correct answers every
+    build with "unknown target CPU 'generic'") is left out of discovery with a warning, instead of
+    failing every preparation."""
     try:
         cl.Program(cl.Context([device]), _PROBE_KERNEL).build()
         return True

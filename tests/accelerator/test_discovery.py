@@ -86,3 +86,57 @@ def test_pocl_settings_are_in_the_environment_before_pocl_starts():
     assert os.environ["POCL_DEVICES"]
     if len(os.sched_getaffinity(0)) == os.cpu_count() > 1:
         assert os.environ.get("POCL_AFFINITY") is not None
+
+
+def test_pocl_target_cpu_follows_the_host_instruction_set():
+    from gpu_driver.backends.pocl_host_cpu import cpu_for_flags
+
+    zen5 = {"sse2", "ssse3", "sse4_1", "avx", "avx2", "fma", "bmi2", "avx512f", "avx512cd",
+            "avx512bw", "avx512dq", "avx512vl", "avx512_vnni"}
+    assert cpu_for_flags(zen5) == "skylake-avx512"
+    assert cpu_for_flags(zen5 - {"avx512bw"}) == "haswell"  # AVX-512 without BW: PoCL's avx2 library
+    assert cpu_for_flags({"sse2", "ssse3", "sse4_1", "avx"}) == "sandybridge"
+    assert cpu_for_flags({"sse2", "ssse3"}) == "core2"
+    assert cpu_for_flags(set()) == "x86-64"
+
+
+_NAMED_CPU_SCRIPT = r"""
+import numpy as np
+import gpu_driver as gd
+from gpu_driver import OperandType as T, OperationType as O
+
+dev = gd.get_device("opencl")
+b = gd.ModelBuilder()
+x = b.add_input(T.TENSOR_FLOAT32, [4])
+y = b.add_operand(T.TENSOR_FLOAT32, [4])
+b.add_operation(O.RELU, [x], [y])
+b.set_outputs([y])
+prepared = dev.prepare_model(b.finish())
+out = prepared.execute([np.array([-2.0, -0.5, 0.25, 3.0], np.float32)])[0]
+print(dev.get_version_string())
+print(out.tolist())
+"""
+
+
+def test_pocl_compiles_for_the_named_target_cpu(tmp_path):
+    # GPU_DRIVER_POCL_TARGET_CPU rewrites the CPU name PoCL gives its compiler (what discovery does by
+    # itself where PoCL's LLVM names the host "generic"): the device then builds and runs kernels for
+    # that CPU, and PoCL's build hash in the version string names it
+    import os
+    import platform
+    import subprocess
+    import sys
+
+    import pytest
+
+    opencl_device()
+    if platform.system() != "Linux" or platform.machine() != "x86_64":
+        pytest.skip("the CPU name is rewritten only in PoCL on x86-64 Linux")
+    env = dict(os.environ, GPU_DRIVER_POCL_TARGET_CPU="core2", POCL_CACHE_DIR=str(tmp_path / "pocl"),
+               GPU_DRIVER_STATE_DIR=str(tmp_path / "state"))
+    done = subprocess.run([sys.executable, "-c", _NAMED_CPU_SCRIPT], env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    version, values = done.stdout.strip().splitlines()[-2:]
+    assert "pocl" not in version.lower() or "-core2" in version
+    assert values == "[0.0, 0.0, 0.25, 3.0]"

@@ -1,0 +1,129 @@
+"""PoCL's target CPU on hosts newer than its LLVM: name a CPU the compiler knows.
+
+PoCL 3.0 as shipped in pyopencl's wheels (with ``pocl-binary-distribution``'s kernel libraries) asks
+its LLVM 14 for the host CPU's name (``pocl_get_llvm_cpu_name``) and passes it to the compiler as
+``-target-cpu``.  LLVM 14 names a CPU it does not know (AMD Zen 5, CPU family 26) "generic", which
+its own x86 front end then rejects: every kernel build fails with ``unknown target CPU 'generic'``.
+PoCL has no setting for the name, so before PoCL initialises, :func:`name_host_cpu` rewrites that
+exported function in the loaded library to return the LLVM 14 CPU whose instruction set the host
+has (from its ``/proc/cpuinfo`` flags: AVX-512 → ``skylake-avx512``, the CPU of PoCL's own AVX-512
+kernel library; AVX2 → ``haswell``; …).  It does nothing where LLVM names the CPU, or off x86-64
+Linux.  ``GPU_DRIVER_POCL_TARGET_CPU`` chooses the name (``none``: leave PoCL as it is).
+"""
+from __future__ import annotations
+
+import ctypes
+import glob
+import logging
+import mmap
+import os
+import platform
+
+log = logging.getLogger(__name__)
+
+SETTING = "GPU_DRIVER_POCL_TARGET_CPU"
+
+#: (flags the host must have, the LLVM 14 CPU to compile for), widest instruction set first; the
+#: CPUs of PoCL's distribution kernel libraries (avx512, avx2, avx, sse41, ssse3, sse2)
+CPU_BY_FLAGS = (
+    ({"avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl"}, "skylake-avx512"),
+    ({"avx2", "fma", "bmi2"}, "haswell"),
+    ({"avx"}, "sandybridge"),
+    ({"sse4_1"}, "penryn"),
+    ({"ssse3"}, "core2"),
+    (set(), "x86-64"),
+)
+
+_done = False
+
+
+def cpu_for_flags(flags: set[str]) -> str:
+    """The LLVM 14 CPU name for a host with these ``/proc/cpuinfo`` flags."""
+    return next(cpu for needed, cpu in CPU_BY_FLAGS if needed <= flags)
+
+
+def _host_flags() -> set[str]:
+    with open("/proc/cpuinfo", encoding="ascii", errors="replace") as f:
+        for line in f:
+            if line.startswith("flags"):
+                return set(line.split(":", 1)[1].split())
+    return set()
+
+
+def _bundled_pocl() -> list[str]:
+    """The PoCL libraries named by the ICD files in pyopencl's wheel (found without importing it)."""
+    import importlib.util
+    spec = importlib.util.find_spec("pyopencl")
+    if spec is None or not spec.submodule_search_locations:
+        return []
+    libs = os.path.join(list(spec.submodule_search_locations)[0], ".libs")
+    found = []
+    for icd in glob.glob(os.path.join(libs, "*.icd")):
+        with open(icd, encoding="utf-8", errors="replace") as f:
+            name = f.read().strip()
+        path = name if os.path.isabs(name) else os.path.join(libs, name)
+        if "pocl" in os.path.basename(path) and os.path.exists(path):
+            found.append(path)
+    return found
+
+
+def _return_constant(function_address: int, text: bytes) -> None:
+    """Rewrite the x86-64 function at ``function_address`` into ``return strdup(text)``: the caller
+    frees the name it gets, so each call gets a copy of a string allocated here and never freed."""
+    libc = ctypes.CDLL(None)
+    libc.strdup.restype = ctypes.c_void_p
+    libc.strdup.argtypes = [ctypes.c_char_p]
+    libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    constant = libc.strdup(text)
+    strdup = ctypes.cast(libc.strdup, ctypes.c_void_p).value
+    code = (b"\x48\xbf" + constant.to_bytes(8, "little")     # movabs rdi, constant
+            + b"\x48\xb8" + strdup.to_bytes(8, "little")     # movabs rax, strdup
+            + b"\xff\xe0")                                   # jmp rax (strdup returns to our caller)
+    page = function_address & ~(mmap.PAGESIZE - 1)
+    length = function_address + len(code) - page
+    read, write, execute = mmap.PROT_READ, mmap.PROT_WRITE, mmap.PROT_EXEC
+    if libc.mprotect(page, length, read | write | execute) != 0:
+        raise OSError(ctypes.get_errno(), "mprotect refused to make PoCL's code writable")
+    ctypes.memmove(function_address, code, len(code))
+    libc.mprotect(page, length, read | execute)
+
+
+def name_host_cpu() -> str | None:
+    """Make PoCL compile for a CPU its LLVM knows when it would name the host "generic" (see the
+    module docstring); once per process, before PoCL initialises.  Returns the name given, if any."""
+    global _done
+    if _done:
+        return None
+    _done = True
+    wanted = os.environ.get(SETTING, "").strip()
+    if wanted.lower() == "none" or platform.system() != "Linux" or platform.machine() != "x86_64":
+        return None
+    try:
+        libraries = _bundled_pocl()
+    except OSError:
+        return None
+    for path in libraries:
+        try:
+            lib = ctypes.CDLL(path)
+            function = lib.pocl_get_llvm_cpu_name
+        except (OSError, AttributeError):
+            continue
+        function.restype = ctypes.c_void_p
+        libc = ctypes.CDLL(None)
+        libc.free.argtypes = [ctypes.c_void_p]
+        answer = function()
+        current = ctypes.string_at(answer).decode("ascii", "replace")
+        libc.free(answer)
+        if current != "generic" and not wanted:
+            continue
+        name = wanted or cpu_for_flags(_host_flags())
+        try:
+            _return_constant(ctypes.cast(function, ctypes.c_void_p).value, name.encode("ascii"))
+        except OSError as exc:
+            log.warning("PoCL names this CPU %r, which its compiler rejects, and its code could not "
+                        "be changed to name %r (%s)", current, name, exc)
+            continue
+        log.info("PoCL's LLVM names this CPU %r; its kernels are compiled for %r (%s)",
+                 current, name, SETTING)
+        return name
+    return None
