@@ -3,12 +3,14 @@
 PoCL 3.0 as shipped in pyopencl's wheels (with ``pocl-binary-distribution``'s kernel libraries) asks
 its LLVM 14 for the host CPU's name (``pocl_get_llvm_cpu_name``) and passes it to the compiler as
 ``-target-cpu``.  LLVM 14 names a CPU it does not know (AMD Zen 5, CPU family 26) "generic", which
-its own x86 front end then rejects: every kernel build fails with ``unknown target CPU 'generic'``.
-PoCL has no setting for the name, so before PoCL initialises, :func:`name_host_cpu` rewrites that
-exported function in the loaded library to return the LLVM 14 CPU whose instruction set the host
-has (from its ``/proc/cpuinfo`` flags: AVX-512 → ``skylake-avx512``, the CPU of PoCL's own AVX-512
-kernel library; AVX2 → ``haswell``; …).  It does nothing where LLVM names the CPU, or off x86-64
-Linux.  ``GPU_DRIVER_POCL_TARGET_CPU`` chooses the name (``none``: leave PoCL as it is).
+its own x86 front end then rejects: every kernel build fails with ``unknown target CPU 'generic'``;
+and it names AMD Zen 4 "znver3", a CPU without AVX-512, so kernels would use half the vector width
+the host has.  PoCL has no setting for the name, so before PoCL initialises, :func:`name_host_cpu`
+rewrites that exported function in the loaded library to return the LLVM 14 CPU whose instruction
+set the host has (from its ``/proc/cpuinfo`` flags: AVX-512 → ``skylake-avx512``, the CPU of PoCL's
+own AVX-512 kernel library; AVX2 → ``haswell``; …).  It does nothing where LLVM's name already
+covers the host's vector width, or off x86-64 Linux.  ``GPU_DRIVER_POCL_TARGET_CPU`` chooses the
+name (``none``: leave PoCL as it is).
 """
 from __future__ import annotations
 
@@ -34,12 +36,29 @@ CPU_BY_FLAGS = (
     (set(), "x86-64"),
 )
 
+#: the LLVM 14 x86 CPUs with AVX-512
+AVX512_CPUS = frozenset({"skylake-avx512", "cascadelake", "cooperlake", "cannonlake", "icelake-client",
+                         "icelake-server", "tigerlake", "rocketlake", "sapphirerapids", "knl", "knm",
+                         "x86-64-v4"})
+
 _done = False
 
 
 def cpu_for_flags(flags: set[str]) -> str:
     """The LLVM 14 CPU name for a host with these ``/proc/cpuinfo`` flags."""
     return next(cpu for needed, cpu in CPU_BY_FLAGS if needed <= flags)
+
+
+def replacement(llvm_name: str, flags: set[str]) -> str | None:
+    """The CPU PoCL should compile for instead of ``llvm_name`` (LLVM's name for a host with
+    ``flags``), or None to keep it: replaced when LLVM does not know the CPU, or names one without
+    the AVX-512 the host has."""
+    best = cpu_for_flags(flags)
+    if llvm_name == "generic":
+        return best
+    if best == "skylake-avx512" and llvm_name not in AVX512_CPUS:
+        return best
+    return None
 
 
 def _host_flags() -> set[str]:
@@ -114,14 +133,14 @@ def name_host_cpu() -> str | None:
         answer = function()
         current = ctypes.string_at(answer).decode("ascii", "replace")
         libc.free(answer)
-        if current != "generic" and not wanted:
+        name = wanted or replacement(current, _host_flags())
+        if not name:
             continue
-        name = wanted or cpu_for_flags(_host_flags())
         try:
             _return_constant(ctypes.cast(function, ctypes.c_void_p).value, name.encode("ascii"))
         except OSError as exc:
-            log.warning("PoCL names this CPU %r, which its compiler rejects, and its code could not "
-                        "be changed to name %r (%s)", current, name, exc)
+            log.warning("PoCL names this CPU %r and its code could not be changed to name %r (%s)",
+                        current, name, exc)
             continue
         log.info("PoCL's LLVM names this CPU %r; its kernels are compiled for %r (%s)",
                  current, name, SETTING)

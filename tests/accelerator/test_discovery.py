@@ -89,7 +89,7 @@ def test_pocl_settings_are_in_the_environment_before_pocl_starts():
 
 
 def test_pocl_target_cpu_follows_the_host_instruction_set():
-    from gpu_driver.backends.pocl_host_cpu import cpu_for_flags
+    from gpu_driver.backends.pocl_host_cpu import cpu_for_flags, replacement
 
     zen5 = {"sse2", "ssse3", "sse4_1", "avx", "avx2", "fma", "bmi2", "avx512f", "avx512cd",
             "avx512bw", "avx512dq", "avx512vl", "avx512_vnni"}
@@ -98,6 +98,14 @@ def test_pocl_target_cpu_follows_the_host_instruction_set():
     assert cpu_for_flags({"sse2", "ssse3", "sse4_1", "avx"}) == "sandybridge"
     assert cpu_for_flags({"sse2", "ssse3"}) == "core2"
     assert cpu_for_flags(set()) == "x86-64"
+    # what PoCL compiles for instead of its LLVM 14's name: Zen 5 ("generic", rejected by its own
+    # front end) and Zen 4 ("znver3", no AVX-512) get the AVX-512 CPU; a known AVX-512 CPU, or a host
+    # without AVX-512, keeps its name
+    assert replacement("generic", zen5) == "skylake-avx512"
+    assert replacement("znver3", zen5) == "skylake-avx512"
+    assert replacement("icelake-server", zen5) is None
+    assert replacement("znver3", zen5 - {"avx512f"}) is None
+    assert replacement("generic", zen5 - {"avx512f"}) == "haswell"
 
 
 _NAMED_CPU_SCRIPT = r"""
