@@ -1,0 +1,116 @@
+"""MobileNet v1/v2 on PoCL compiled for each target CPU (GPU_DRIVER_POCL_TARGET_CPU).
+
+    python -m benchmarks.pocl_target_cpu --out benchmarks/results/<date>-pocl-target-cpu.md
+
+PoCL's target CPU is fixed for a process (gpu_driver/backends/pocl_host_cpu.py), so the peers cannot
+alternate within one process: each round starts one process per target CPU, in turn, and each
+process times its executions (medians).  The page gives the median over the rounds and every round.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+
+#: the AVX-512 CPU the driver picks on an AVX-512 host, and the AVX2 one
+TARGETS = ("skylake-avx512", "haswell")
+MODELS = ("mobilenet_v1", "mobilenet_v2")
+
+_ONE_PROCESS = r"""
+import json, statistics, time
+import gpu_driver as gd
+from gpu_driver import zoo
+device = gd.get_device("opencl")
+times = {}
+for name in %(models)r:
+    bm = getattr(zoo, name)()
+    prepared = device.prepare_model(bm.model)
+    x = bm.random_input()
+    for _ in range(5):
+        prepared.execute([x])
+    runs = []
+    for _ in range(%(runs)d):
+        t0 = time.perf_counter()
+        prepared.execute([x])
+        runs.append(time.perf_counter() - t0)
+    times[name] = statistics.median(runs) * 1e3
+print(json.dumps({"version": device.get_version_string(), "ms": times}))
+"""
+
+
+def one_process(target: str, runs: int) -> dict:
+    """Median ms per model in a fresh process whose PoCL compiles for ``target``."""
+    env = dict(os.environ, GPU_DRIVER_POCL_TARGET_CPU=target)
+    done = subprocess.run([sys.executable, "-c", _ONE_PROCESS % {"models": MODELS, "runs": runs}], env=env,
+                          capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _cpu_model() -> str:
+    """The CPU's model name and family, and whether it has AVX-512 (``/proc/cpuinfo``)."""
+    info: dict[str, str] = {}
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                info.setdefault(key.strip(), value.strip())
+    except OSError:
+        return platform.processor() or "unknown CPU"
+    avx512 = "AVX-512" if "avx512f" in info.get("flags", "").split() else "no AVX-512"
+    return f"{info.get('model name', 'unknown CPU')} (CPU family {info.get('cpu family', '?')}, {avx512})"
+
+
+def write_page(path: str, rounds: int = 4, runs: int = 40) -> str:
+    load = os.getloadavg()
+    results: dict[str, list[dict]] = {t: [] for t in TARGETS}
+    for r in range(rounds):
+        for target in TARGETS:
+            results[target].append(one_process(target, runs))
+            print(f"round {r + 1}/{rounds} {target}: {results[target][-1]['ms']}", file=sys.stderr)
+    today = datetime.date.today().isoformat()
+    after = os.getloadavg()
+    lines = [f"# PoCL target CPU: MobileNet compiled for AVX-512 and for AVX2 — {today}", "",
+             f"Machine: {_cpu_model()}, {os.cpu_count()} CPUs, no GPU; load average (1, 5, 15 min) before "
+             f"{load[0]:.2f}, {load[1]:.2f}, {load[2]:.2f}, after {after[0]:.2f}, {after[1]:.2f}, {after[2]:.2f}. "
+             "PoCL as `opencl`.",
+             "Command: `python -m benchmarks.pocl_target_cpu --out PAGE`. PoCL's target CPU is fixed per "
+             f"process, so the peers alternate by process: {rounds} rounds, each one process per target CPU "
+             f"in turn; each process prepares both models and takes the median of {runs} executions "
+             "(`PreparedModel.execute` with its copies) after 5 warm-ups.", "",
+             "| target CPU | mobilenet_v1 ms | mobilenet_v2 ms |", "|---|---|---|"]
+    medians = {t: {m: statistics.median(p["ms"][m] for p in results[t]) for m in MODELS} for t in TARGETS}
+    for t in TARGETS:
+        lines.append(f"| {t} | {medians[t]['mobilenet_v1']:.2f} | {medians[t]['mobilenet_v2']:.2f} |")
+    base, wide = TARGETS[1], TARGETS[0]
+    lines += ["", f"{wide} ÷ {base}: mobilenet_v1 "
+                  f"**{medians[wide]['mobilenet_v1'] / medians[base]['mobilenet_v1']:.2f}**, mobilenet_v2 "
+                  f"**{medians[wide]['mobilenet_v2'] / medians[base]['mobilenet_v2']:.2f}**.", "",
+              "## Every round", "", "| round | target CPU | mobilenet_v1 ms | mobilenet_v2 ms |", "|---|---|---|---|"]
+    for r in range(rounds):
+        for t in TARGETS:
+            ms = results[t][r]["ms"]
+            lines.append(f"| {r + 1} | {t} | {ms['mobilenet_v1']:.2f} | {ms['mobilenet_v2']:.2f} |")
+    lines += ["", "Devices: " + "; ".join(f"{t}: {results[t][0]['version']}" for t in TARGETS), ""]
+    text = "\n".join(lines)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+    return text
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--rounds", type=int, default=4)
+    ap.add_argument("--runs", type=int, default=40)
+    a = ap.parse_args(argv)
+    print(write_page(a.out, a.rounds, a.runs))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
