@@ -42,7 +42,7 @@ RANK_ACCELERATOR = 150
 RANK_CPU = 100
 
 
-def pocl_defaults(allowed_cpus: set[int], cpu_count: int) -> dict[str, str]:
+def pocl_defaults(allowed_cpus: set[int], cpu_count: int, pthread_count: str | None = None) -> dict[str, str]:
     """The PoCL settings this backend sets before PoCL initialises (an explicit user setting wins).
 
     - POCL_WORK_GROUP_SPECIALIZATION=0: PoCL re-specialises each kernel's work-group function for
@@ -55,10 +55,16 @@ def pocl_defaults(allowed_cpus: set[int], cpu_count: int) -> dict[str, str]:
       Unpinned, MobileNet v2 on a 2-core VM ran no faster on the threaded device than on the
       one-thread basic device, although a single GEMM kernel repeated scaled 1.65x; pinned, the
       model ran 1.3-1.5x faster.  PoCL pins to CPUs 0..n-1, so a process confined to some CPUs
-      (taskset, cpuset) keeps the scheduler's placement.
+      (taskset, cpuset) keeps the scheduler's placement; and so does one asked for more worker
+      threads than CPUs (``pthread_count``, POCL_MAX_PTHREAD_COUNT): PoCL aborts the process when it
+      cannot pin worker i to CPU i.
     """
     defaults = {"POCL_WORK_GROUP_SPECIALIZATION": "0", "POCL_DEVICES": "pthread basic"}
-    if cpu_count > 1 and allowed_cpus == set(range(cpu_count)):
+    try:
+        threads = int(pthread_count) if pthread_count else cpu_count
+    except ValueError:
+        threads = cpu_count
+    if cpu_count > 1 and allowed_cpus == set(range(cpu_count)) and threads <= cpu_count:
         defaults["POCL_AFFINITY"] = "1"
     return defaults
 
@@ -71,7 +77,8 @@ def _allowed_cpus() -> set[int]:
 
 
 def _cl():
-    for name, value in pocl_defaults(_allowed_cpus(), os.cpu_count() or 1).items():
+    for name, value in pocl_defaults(_allowed_cpus(), os.cpu_count() or 1,
+                                     os.environ.get("POCL_MAX_PTHREAD_COUNT")).items():
         os.environ.setdefault(name, value)
     name_host_cpu()
     import pyopencl as cl  # noqa: WPS433 (lazy: optional dependency)

@@ -76,6 +76,10 @@ def test_pocl_pins_its_workers_only_when_the_process_may_use_every_cpu():
     assert "POCL_AFFINITY" not in pocl_defaults({2, 3}, 4)
     assert "POCL_AFFINITY" not in pocl_defaults({0, 1}, 4)
     assert "POCL_AFFINITY" not in pocl_defaults({0}, 1)
+    # more worker threads asked for than CPUs: PoCL would abort pinning worker 2 to a CPU 2 that is not there
+    assert "POCL_AFFINITY" not in pocl_defaults({0, 1}, 2, "3")
+    assert pocl_defaults({0, 1}, 2, "2")["POCL_AFFINITY"] == "1"
+    assert pocl_defaults({0, 1}, 2, "not a number")["POCL_AFFINITY"] == "1"
 
 
 def test_pocl_settings_are_in_the_environment_before_pocl_starts():
