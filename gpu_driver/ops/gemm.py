@@ -132,8 +132,7 @@ def centred_input(ctx: LoweringContext, a: TensorId, count: int, io_type: str, q
     if quant is None or mac != "float":
         return a, io_type, quant.input_zero_point if quant is not None else 0
     centred = ctx.scratch(np.float32, count)
-    ctx.emit("conv_centre.cl", {"T": io_type, "COUNT": count, "ZX": quant.input_zero_point}, [a], [centred],
-             (count,), Work.ELEMENTS)
+    ctx.emit_elements("conv_centre.cl", {"T": io_type, "ZX": quant.input_zero_point}, [a], [centred], count)
     return centred, "float", 0
 
 
@@ -150,10 +149,10 @@ def emit_with_requantization(ctx: LoweringContext, template: str, defines: dict,
     count = rows * channels
     sums = ctx.scratch(np.int32, count)
     ctx.emit(template, dict(defines, OUT_T="int"), inputs, [sums], global_size, work)
-    ctx.emit("conv_requantize.cl", {"T": io_type, "COUNT": count, "C": channels, "CP": channels,
-                                    **multiplier_defines(quant), "ZO": quant.output_zero_point,
-                                    "ACT_MIN": act["ACT_MIN"], "ACT_MAX": act["ACT_MAX"]},
-             [sums, ctx.constant(quant_table(quant, channels, channels))], [ctx.output(0)], (count,), Work.ELEMENTS)
+    ctx.emit_elements("conv_requantize.cl", {"T": io_type, "C": channels, "CP": channels, **multiplier_defines(quant),
+                                             "ZO": quant.output_zero_point, "ACT_MIN": act["ACT_MIN"],
+                                             "ACT_MAX": act["ACT_MAX"]},
+                      [sums, ctx.constant(quant_table(quant, channels, channels))], [ctx.output(0)], count)
 
 
 def _pack(weights: np.ndarray, bias: np.ndarray, nb: int) -> tuple[np.ndarray, np.ndarray]:

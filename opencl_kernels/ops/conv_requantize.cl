@@ -2,19 +2,21 @@
  * conv.cl and gemm.cl write them for quant8):
  *     out[i] = clamp(ZO + MBQM(acc[i], qp[c], qp[CP + c]), ACT_MIN, ACT_MAX),  c = i % C,
  * qp = [CP multipliers, CP shifts]; without PER_CHANNEL every channel has the literal MULT, SHIFT
- * (qp is not read).  One work item per element with a loop-free body, so PoCL
- * vectorises MBQM's 64-bit arithmetic across work items (inside the tiled kernels it stayed scalar
- * and cost more than the products). */
+ * (qp is not read).  Work item g computes the run of elements [g*RUN, (g+1)*RUN) in a loop PoCL
+ * vectorises, MBQM's 64-bit arithmetic included (inside the tiled kernels it stayed scalar and cost
+ * more than the products). */
 KERNEL void ${KERNEL_NAME}(GLOBAL const int* RESTRICT acc, GLOBAL const int* RESTRICT qp, GLOBAL ${T}* RESTRICT out) {
-    const int i = GLOBAL_ID(0);
-    if (i >= ${COUNT}) return;
+    const int i0 = GLOBAL_ID(0) * ${RUN};
+    const int i1 = min(i0 + ${RUN}, ${COUNT});
+    for (int i = i0; i < i1; ++i) {
 #if ${PER_CHANNEL}
-    const int c = i % ${C};
-    int q = ${ZO} + MBQM(acc[i], qp[c], qp[${CP} + c]);
+        const int c = i % ${C};
+        int q = ${ZO} + MBQM(acc[i], qp[c], qp[${CP} + c]);
 #else
-    int q = ${ZO} + MBQM(acc[i], ${MULT}, ${SHIFT});
+        int q = ${ZO} + MBQM(acc[i], ${MULT}, ${SHIFT});
 #endif
-    q = q < ${ACT_MIN} ? ${ACT_MIN} : q;
-    q = q > ${ACT_MAX} ? ${ACT_MAX} : q;
-    out[i] = (${T})q;
+        q = q < ${ACT_MIN} ? ${ACT_MIN} : q;
+        q = q > ${ACT_MAX} ? ${ACT_MAX} : q;
+        out[i] = (${T})q;
+    }
 }
