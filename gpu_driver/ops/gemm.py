@@ -128,12 +128,31 @@ def multiplier_defines(quant: Requantization | None) -> dict:
 def centred_input(ctx: LoweringContext, a: TensorId, count: int, io_type: str, quant: Requantization | None,
                   mac: str) -> tuple[TensorId, str, int]:
     """(tensor, C type, zero point) the products read: for quant8 summed in float, the ``count``
-    input elements centred once into a float scratch tensor (``conv_centre.cl``); else ``a``."""
+    input elements centred once into a float scratch tensor; else ``a``.  Where ``a`` was written by
+    a quantized convolution's requantisation, that launch also writes the centred copy (one launch
+    and one pass over the data fewer); otherwise ``conv_centre.cl`` makes it."""
     if quant is None or mac != "float":
         return a, io_type, quant.input_zero_point if quant is not None else 0
+    producer = _requantization_of(ctx, a, count)
+    if producer is not None:
+        if not producer.defines["CENTRED"]:
+            producer.defines["CENTRED"] = 1
+            producer.outputs.append(ctx.scratch(np.float32, count))
+        return producer.outputs[1], "float", 0
     centred = ctx.scratch(np.float32, count)
     ctx.emit_elements("conv_centre.cl", {"T": io_type, "ZX": quant.input_zero_point}, [a], [centred], count)
     return centred, "float", 0
+
+
+def _requantization_of(ctx: LoweringContext, a: TensorId, count: int):
+    """The ``conv_requantize.cl`` launch of this subgraph that wrote all ``count`` elements of ``a``
+    last, if its last writer is one (its output is ``a`` stored, centred on ``a``'s zero point)."""
+    for kernel in reversed(ctx.lowered.kernels):
+        if a in kernel.outputs:
+            if kernel.template == "conv_requantize.cl" and kernel.outputs[0] == a and kernel.defines["COUNT"] == count:
+                return kernel
+            return None
+    return None
 
 
 def emit_with_requantization(ctx: LoweringContext, template: str, defines: dict, inputs: list[TensorId],
@@ -141,7 +160,8 @@ def emit_with_requantization(ctx: LoweringContext, template: str, defines: dict,
                              rows: int, channels: int, act: dict, io_type: str) -> None:
     """Emit ``template`` writing the node's output 0 (C type ``io_type``); for quant8 (``quant``) it
     writes the int32 sums ([rows][channels], a scratch tensor) and ``conv_requantize.cl``
-    requantizes them per channel into the output (there MBQM vectorises across work items).
+    requantizes them per channel into the output (there MBQM vectorises across work items); a
+    consumer that centres that output gets the launch to write it centred too (:func:`centred_input`).
     Sets ``OUT_T``."""
     if quant is None:
         ctx.emit(template, dict(defines, OUT_T=io_type), inputs, [ctx.output(0)], global_size, work)
@@ -151,7 +171,7 @@ def emit_with_requantization(ctx: LoweringContext, template: str, defines: dict,
     ctx.emit(template, dict(defines, OUT_T="int"), inputs, [sums], global_size, work)
     ctx.emit_elements("conv_requantize.cl", {"T": io_type, "C": channels, "CP": channels, **multiplier_defines(quant),
                                              "ZO": quant.output_zero_point, "ACT_MIN": act["ACT_MIN"],
-                                             "ACT_MAX": act["ACT_MAX"]},
+                                             "ACT_MAX": act["ACT_MAX"], "CENTRED": 0},
                       [sums, ctx.constant(quant_table(quant, channels, channels))], [ctx.output(0)], count)
 
 

@@ -4,8 +4,13 @@
  * qp = [CP multipliers, CP shifts]; without PER_CHANNEL every channel has the literal MULT, SHIFT
  * (qp is not read).  Work item g computes the run of elements [g*RUN, (g+1)*RUN) in a loop PoCL
  * vectorises, MBQM's 64-bit arithmetic included (inside the tiled kernels it stayed scalar and cost
- * more than the products). */
-KERNEL void ${KERNEL_NAME}(GLOBAL const int* RESTRICT acc, GLOBAL const int* RESTRICT qp, GLOBAL ${T}* RESTRICT out) {
+ * more than the products).  CENTRED: centred[i] = out[i] - ZO as float too, the input of a following
+ * convolution that sums in float (what conv_centre.cl would make of out). */
+KERNEL void ${KERNEL_NAME}(GLOBAL const int* RESTRICT acc, GLOBAL const int* RESTRICT qp, GLOBAL ${T}* RESTRICT out
+#if ${CENTRED}
+                           , GLOBAL float* RESTRICT centred
+#endif
+                           ) {
     const int i0 = GLOBAL_ID(0) * ${RUN};
     const int i1 = min(i0 + ${RUN}, ${COUNT});
     for (int i = i0; i < i1; ++i) {
@@ -18,5 +23,8 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const int* RESTRICT acc, GLOBAL const int* RES
         q = q < ${ACT_MIN} ? ${ACT_MIN} : q;
         q = q > ${ACT_MAX} ? ${ACT_MAX} : q;
         out[i] = (${T})q;
+#if ${CENTRED}
+        centred[i] = (float)(q - ${ZO});
+#endif
     }
 }

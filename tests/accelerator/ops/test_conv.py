@@ -310,3 +310,46 @@ def test_quantized_depthwise_vector_kernel(accelerator, kind, case):
     pad = list(padding) if isinstance(padding, tuple) else [padding]
     _check_general(accelerator, OP.DEPTHWISE_CONV_2D, kind, (n, h, w, c), (1, kh, kw, c),
                    [*pad, sw, sh, 1, act, False, dw, dh], np.random.default_rng(26), what=str(case), channel_dim=3)
+
+
+def test_quantized_convolution_chain_reads_the_requantization_centred(accelerator):
+    # quant8 1x1 conv -> depthwise -> 1x1 conv -> 3x3 conv: each requantisation also writes its output
+    # centred for the next convolution, so only the model input is centred by conv_centre.cl; every
+    # value equals the reference device's
+    from gpu_driver.trace import trace_execution
+
+    rng = np.random.default_rng(31)
+    b = gpu_driver.ModelBuilder()
+
+    def q8(shape, scale, zp):
+        return b.add_operand(Q8A, list(shape), scale=scale, zero_point=zp)
+
+    def conv(x, cin, cout, k, scale_in, out, depthwise=False):
+        w_shape = (1, k, k, cout) if depthwise else (cout, k, k, cin)
+        w = b.add_constant(Q8A, list(w_shape), rng.integers(0, 256, w_shape).astype(np.uint8), scale=0.02,
+                           zero_point=128)
+        bias = b.add_constant(I32T, [cout], rng.integers(-2000, 2000, cout).astype(np.int32), scale=scale_in * 0.02)
+        pad = b.add_scalar(OT.INT32, 1)
+        one = b.add_scalar(OT.INT32, 1)
+        relu6 = b.add_scalar(OT.INT32, 3)
+        if depthwise:
+            b.add_operation(OP.DEPTHWISE_CONV_2D, [x, w, bias, pad, one, one, b.add_scalar(OT.INT32, 1), relu6], [out])
+        else:
+            b.add_operation(OP.CONV_2D, [x, w, bias, pad, one, one, relu6], [out])
+        return out
+
+    x = b.add_input(Q8A, [1, 9, 9, 8], scale=0.05, zero_point=120)
+    h1 = conv(x, 8, 16, 1, 0.05, q8((1, 9, 9, 16), 0.03, 3))
+    h2 = conv(h1, 16, 16, 3, 0.03, q8((1, 9, 9, 16), 0.04, 0), depthwise=True)
+    h3 = conv(h2, 16, 8, 1, 0.04, q8((1, 9, 9, 8), 0.06, 10))
+    y = conv(h3, 8, 4, 3, 0.06, q8((1, 9, 9, 4), 0.05, 7))
+    b.set_outputs([y])
+    model = b.finish()
+    data = [rng.integers(0, 256, (1, 9, 9, 8)).astype(np.uint8)]
+    act, exp = compare(accelerator, model, data, what="quant8 convolution chain")
+    assert 10 < len(np.unique(exp[0])) and exp[0].min() < exp[0].max()  # not saturated
+    prepared = accelerator.prepare_model(model)
+    templates = [e["args"]["template"] for e in trace_execution(prepared, data)["traceEvents"]
+                 if e.get("ph") == "X" and e.get("tid") == 2]
+    assert templates.count("conv_requantize.cl") == 4
+    assert templates.count("conv_centre.cl") == 1, templates
