@@ -16,6 +16,10 @@
   The other operand must exist when the producer runs (a model input, or an earlier node's output);
   a later node computing it moves to just before the producer when its own inputs are ready there.
   Runs after support is decided: the fused node has an input its signature does not list.
+- :func:`fold_channel_pads`: the residual of such a fused operation that is a float PAD adding zero
+  channels at the end of the last axis only (its sole consumer) is read unpadded: the PAD disappears
+  and the epilogue adds zeros for the channels past the residual's own (a MediaPipe BlazeFace block
+  pads its shortcut so).
 - :func:`fold_constants`: a node whose inputs are all constant is computed once, at preparation, with
   the reference device's kernel; its outputs become constants (``TensorInfo.value`` set).
 
@@ -29,6 +33,7 @@ from ..graph import Graph, Node
 from ..hal.types import OPERAND_TYPE_INFO, OperandType, OperationType
 from ..ops.activation import RELU_FUSE_CODES
 from ..ops.catalog import define, lookup
+from ..ops.padding import PadParams
 from .lowering import LoweringContext
 
 
@@ -211,6 +216,36 @@ def fuse_residual_adds(graph: Graph) -> int:
             graph.nodes.insert(graph.nodes.index(producer), hoisted)
         fused += _rewrite(graph, [(producer, add, node)])
     return fused
+
+
+def _trailing_zero_channels(node: Node, graph: Graph) -> bool:
+    """``node`` is a float32 constant-zero PAD of the last axis' end only."""
+    p = node.params
+    if not isinstance(p, PadParams) or p.mode != "constant" or p.fill != 0 or not p.paddings:
+        return False
+    if graph.tensors[node.inputs[0]].type != OperandType.TENSOR_FLOAT32:
+        return False
+    *leading, last = p.paddings
+    return all(tuple(pad) == (0, 0) for pad in leading) and last[0] == 0 and last[1] > 0
+
+
+def fold_channel_pads(graph: Graph) -> int:
+    """Rewrite ``graph`` in place (after :func:`fuse_residual_adds`); returns the number of PADs folded."""
+    folded = 0
+    users = consumers(graph)
+    computed_by = producers(graph)
+    for node in list(graph.nodes):
+        if not getattr(node.params, "residual", False):
+            continue
+        residual = node.inputs[-1]
+        pad = computed_by.get(residual)
+        if (pad is None or users.get(residual) != [node] or residual in graph.subgraph.output_indexes
+                or not _trailing_zero_channels(pad, graph)):
+            continue
+        node.inputs[-1] = pad.inputs[0]
+        graph.nodes.remove(pad)
+        folded += 1
+    return folded
 
 
 def fold_constants(graph: Graph) -> int:

@@ -205,14 +205,15 @@ def lower_gemm(ctx: LoweringContext, a: TensorId, m: int, weights: np.ndarray, b
     (lowering_helpers.act_defines).  Quant8 inputs are centred once into floats, and the products
     summed in float in runs short enough to be exact (:func:`float_chunk`), the runs added up in int.
     With ``residual`` set in the node's params (a fused ADD, float only), the node's last input, a
-    float [m, N] tensor, is added to the result before the activation."""
+    float [m, N] tensor, is added to the result before the activation; a residual of fewer channels
+    (a folded zero channel PAD, compiler/fusion.py) adds zeros past its own."""
     n, k = weights.shape
     chunk = min(k, float_chunk(quant, io_type, weights)) if quant is not None else k
     weights = weights.astype(np.float32)
     a, _, _ = centred_input(ctx, a, m * k, io_type, quant, "float")
     base = {"ACC_T": "int" if quant is not None else "float", "QUANT": int(quant is not None), "M": m, "K": k,
             "N": n, "KC": chunk, "CHUNKED": int(chunk < k), "RESIDUAL": int(ctx.params.residual), "BK": GROUP_DEPTH,
-            **act}
+            "RES_C": ctx.inputs[-1].shape[-1] if ctx.params.residual else n, **act}
     extra = [ctx.input(len(ctx.node.inputs) - 1)] if ctx.params.residual else []
 
     def specialise(tile: Tile):

@@ -21,8 +21,8 @@
  * floats; every run of KC products sums exactly in float (each partial sum an integer below 2^24),
  * and with CHUNKED (KC < K) the runs' sums are added up in int (GROUP 1: every KC / BK steps, KC >= BK).
  * out (OUT_T = int) receives the int32 sums with the bias; conv_requantize.cl requantizes them.
- * Otherwise OUT_T = float.  RESIDUAL (float): res [M][N] float is added to each sum before the
- * activation (a fused ADD). */
+ * Otherwise OUT_T = float.  RESIDUAL (float): res [M][RES_C] float is added to each sum before the
+ * activation (a fused ADD); columns from RES_C on add 0 (a folded zero channel PAD). */
 /* the store of output (m, n) from its float sum (CHUNKED: its int total) */
 #if ${QUANT} && ${CHUNKED}
 #define ${KERNEL_NAME}_STORE(m, n, sum, total) out[(m) * ${N} + (n)] = (total) + bias[n]
@@ -34,7 +34,10 @@
 #else
 #define ${KERNEL_NAME}_ACT(v)
 #endif
-#if ${RESIDUAL}
+#if ${RESIDUAL} && ${RES_C} < ${N}
+#define ${KERNEL_NAME}_STORE(m, n, sum, total) { float v = (sum) + bias[n] \
+        + ((n) < ${RES_C} ? res[(m) * ${RES_C} + (n)] : 0.0f); ${KERNEL_NAME}_ACT(v); out[(m) * ${N} + (n)] = v; }
+#elif ${RESIDUAL}
 #define ${KERNEL_NAME}_STORE(m, n, sum, total) { float v = (sum) + bias[n] + res[(m) * ${N} + (n)]; \
         ${KERNEL_NAME}_ACT(v); out[(m) * ${N} + (n)] = v; }
 #else

@@ -213,3 +213,36 @@ def test_residual_add_joins_fully_connected(accelerator):
     rv = rng.uniform(-2, 2, (3, COUT)).astype(np.float32)
     want = np.maximum(xv.astype(np.float64) @ w.T.astype(np.float64) + bias + rv, 0)
     np.testing.assert_allclose(accelerator.prepare_model(model).execute([xv, rv])[0], want, rtol=1e-5, atol=1e-5)
+
+
+def _pad(b, x, paddings, shape):
+    out = b.add_operand(T.TENSOR_FLOAT32, list(shape))
+    b.add_operation(O.PAD, [x, b.add_constant(T.TENSOR_INT32, [4, 2], np.array(paddings, np.int32))], [out])
+    return out
+
+
+def test_a_channel_padded_shortcut_is_read_unpadded(accelerator):
+    # BlazeFace's block: conv(x) + PAD(x, zero channels at the end) -> the PAD folds into the fused
+    # ADD (the epilogue adds zeros past the shortcut's 8 channels); a PAD of the spatial axes stays
+    w, bias = _weights(7)
+    b = gd.ModelBuilder()
+    x = b.add_input(T.TENSOR_FLOAT32, list(SHAPE))
+    c = _conv(b, x, w, bias)
+    shortcut = _pad(b, x, [[0, 0], [0, 0], [0, 0], [0, COUT - SHAPE[3]]], (1, SHAPE[1], SHAPE[2], COUT))
+    y = _add(b, c, shortcut, act=RELU)
+    b.set_outputs([y])
+    model = b.finish()
+    nodes = prepare_graph(model).nodes
+    assert [n.type for n in nodes] == [O.CONV_2D] and nodes[0].params.residual and nodes[0].inputs[-1] == x
+    (xv,) = _inputs(8, 2)[:1]
+    padded = np.concatenate([xv, np.zeros(SHAPE[:3] + (COUT - SHAPE[3],), np.float32)], axis=3)
+    want = np.maximum(_pointwise(xv, w, bias) + padded, 0)
+    got = accelerator.prepare_model(model).execute([xv])[0]
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+    b = gd.ModelBuilder()
+    x = b.add_input(T.TENSOR_FLOAT32, [1, SHAPE[1] - 1, SHAPE[2], COUT])
+    c = _conv(b, b.add_input(T.TENSOR_FLOAT32, list(SHAPE)), w, bias)
+    y = _add(b, c, _pad(b, x, [[0, 0], [1, 0], [0, 0], [0, 0]], (1, SHAPE[1], SHAPE[2], COUT)))
+    b.set_outputs([y])
+    assert O.PAD in [n.type for n in prepare_graph(b.finish()).nodes]
