@@ -238,6 +238,9 @@ class LaunchTuning:
     #: floats per vector register of the device (a CPU's: 16 with AVX-512, 8 with AVX2): register
     #: tiles are sized to the register file it implies (ops/gemm.py)
     float_lanes: int = 16
+    #: a FLOATV of ``float_lanes`` is one register of a CPU device (PoCL with AVX-512): a tile of 16
+    #: channels then costs what one of 8 or 4 does, so lowerings take the fewest channel blocks
+    one_register_vectors: bool = False
     #: a launch of fewer work items than this is split finer where a lowering can (pooling.cl's
     #: channel blocks, down to one channel per work item): a GPU needs many threads busy; a CPU
     #: device sets 1 (its few cores each run whole work groups, and a work item reading consecutive
@@ -290,7 +293,8 @@ class LaunchTuning:
 
 #: the kernel choices of a GPU (LaunchTuning attributes): matrix products and long rows reduced in
 #: work groups, thin depthwise work items
-GPU_KERNEL_CHOICES = {"group_gemm": True, "min_work_items": 256, "depthwise_lanes": 4, "element_run": 1}
+GPU_KERNEL_CHOICES = {"group_gemm": True, "min_work_items": 256, "depthwise_lanes": 4, "element_run": 1,
+                      "one_register_vectors": False}
 
 
 # ---- a backend device --------------------------------------------------------------------------------

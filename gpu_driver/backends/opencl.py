@@ -415,6 +415,7 @@ class OpenCLBackend(BackendDevice):
                          OpenCLLauncher(self.session), OpenCLTuning())
         if cl_device.type & cl.device_type.CPU:  # its vector registers size the register tiles
             self.tuning.float_lanes = int(cl_device.native_vector_width_float or 16)
+            self.tuning.one_register_vectors = self.tuning.float_lanes >= 16
             self.tuning.min_work_items = 1
         elif cl_device.type & cl.device_type.GPU:
             self.tuning.choose_gpu_kernels(int(cl_device.max_compute_units or 1))

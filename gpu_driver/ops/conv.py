@@ -465,7 +465,7 @@ def lower_conv_2d(ctx: LoweringContext) -> None:
     # more than 8 float channels take the fewest blocks: 16 lanes for 24 or 40 channels measured
     # 0.63-0.75x the time of 8 lanes (3x3 and 5x5 layers of 3-32 input channels, PoCL on AMD Zen 5)
     blocks = (8, 4) if mac == "int" else (16, 8, 4)
-    if mac == "float" and co > 8 and autotune.target_tuning().float_lanes >= 16:
+    if mac == "float" and co > 8 and autotune.target_tuning().one_register_vectors:
         cb = min(blocks, key=lambda b: (ceil_div(co, b), b))
     else:
         cb = min((b for b in blocks if b <= co), key=lambda b: (ceil_div(co, b) * b, -b), default=co)
