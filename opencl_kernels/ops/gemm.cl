@@ -21,10 +21,33 @@
  * floats; every run of KC products sums exactly in float (each partial sum an integer below 2^24),
  * and with CHUNKED (KC < K) the runs' sums are added up in int (GROUP 1: every KC / BK steps, KC >= BK).
  * out (OUT_T = int) receives the int32 sums with the bias; conv_requantize.cl requantizes them.
+ * With REQUANT (GROUP 0) the epilogue requantizes itself, as conv_requantize.cl does (qp: CP
+ * multipliers, CP shifts, read with PER_CHANNEL), into out (OUT_T = the quant8 type), and with CENTRED
+ * writes centred[m][n] = out - ZO as float too (the input of a following convolution).
  * Otherwise OUT_T = float.  RESIDUAL (float): res [M][RES_C] float is added to each sum before the
  * activation (a fused ADD); columns from RES_C on add 0 (a folded zero channel PAD). */
 /* the store of output (m, n) from its float sum (CHUNKED: its int total) */
-#if ${QUANT} && ${CHUNKED}
+#if ${QUANT} && ${REQUANT}
+#if ${PER_CHANNEL}
+#define ${KERNEL_NAME}_RQ(x, n) MBQM(x, qp[n], qp[${CP} + (n)])
+#else
+#define ${KERNEL_NAME}_RQ(x, n) MBQM(x, ${MULT}, ${SHIFT})
+#endif
+#if ${CHUNKED}
+#define ${KERNEL_NAME}_SUM(sum, total) (total)
+#else
+#define ${KERNEL_NAME}_SUM(sum, total) ((int)(sum))
+#endif
+#if ${CENTRED}
+#define ${KERNEL_NAME}_CENTRED(m, n, q) centred[(m) * ${N} + (n)] = (float)((q) - ${ZO})
+#else
+#define ${KERNEL_NAME}_CENTRED(m, n, q)
+#endif
+#define ${KERNEL_NAME}_STORE(m, n, sum, total) { \
+        int q = ${ZO} + ${KERNEL_NAME}_RQ(${KERNEL_NAME}_SUM(sum, total) + bias[n], n); \
+        q = q < ${ACT_MIN} ? ${ACT_MIN} : q; q = q > ${ACT_MAX} ? ${ACT_MAX} : q; \
+        out[(m) * ${N} + (n)] = (${OUT_T})q; ${KERNEL_NAME}_CENTRED(m, n, q); }
+#elif ${QUANT} && ${CHUNKED}
 #define ${KERNEL_NAME}_STORE(m, n, sum, total) out[(m) * ${N} + (n)] = (total) + bias[n]
 #elif ${QUANT}
 #define ${KERNEL_NAME}_STORE(m, n, sum, total) out[(m) * ${N} + (n)] = (int)(sum) + bias[n]
@@ -50,7 +73,14 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const float* RESTRICT a, GLOBAL const float* R
 #if ${RESIDUAL}
                            GLOBAL const float* RESTRICT res,
 #endif
-                           GLOBAL ${OUT_T}* RESTRICT out) {
+#if ${QUANT} && ${REQUANT}
+                           GLOBAL const int* RESTRICT qp,
+#endif
+                           GLOBAL ${OUT_T}* RESTRICT out
+#if ${QUANT} && ${REQUANT} && ${CENTRED}
+                           , GLOBAL float* RESTRICT centred
+#endif
+                           ) {
 #if ${GROUP}
     LOCAL float as[${BK}][${MB} + 1];
     LOCAL float ws[${BK}][${NB}];

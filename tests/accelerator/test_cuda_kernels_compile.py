@@ -88,14 +88,22 @@ def _models():
         yield single_op(OP.LSTM, args, [Out(F32)] * 4)[0]
     yield from _lsh_models(rng)
     yield _residual_model(rng)
+    yield _residual_model(rng, shortcut_channels=12)
+    yield _quant8_chain_model(rng)
 
 
-def _residual_model(rng):
-    """1×1 CONV_2D then ADD of a model input, RELU6: the ADD joins the GEMM's epilogue (RESIDUAL)."""
+def _residual_model(rng, shortcut_channels: int = 16):
+    """1×1 CONV_2D then ADD of a model input, RELU6: the ADD joins the GEMM's epilogue (RESIDUAL); with
+    fewer ``shortcut_channels``, the input zero-padded to 16 channels by a PAD that folds into it."""
     import gpu_driver as gd
     b = gd.ModelBuilder()
     x = b.add_input(OT.TENSOR_FLOAT32, [1, 3, 4, 8])
-    r = b.add_input(OT.TENSOR_FLOAT32, [1, 3, 4, 16])
+    r = b.add_input(OT.TENSOR_FLOAT32, [1, 3, 4, shortcut_channels])
+    if shortcut_channels < 16:
+        padded = b.add_operand(OT.TENSOR_FLOAT32, [1, 3, 4, 16])
+        b.add_operation(OP.PAD, [r, b.add_constant(I32T, [4, 2], np.array([[0, 0]] * 3 + [[0, 16 - shortcut_channels]],
+                                                                           np.int32))], [padded])
+        r = padded
     c = b.add_operand(OT.TENSOR_FLOAT32, [1, 3, 4, 16])
     b.add_operation(OP.CONV_2D, [x, b.add_constant(OT.TENSOR_FLOAT32, [16, 1, 1, 8], rng.uniform(-1, 1, (16, 1, 1, 8))),
                                  b.add_constant(OT.TENSOR_FLOAT32, [16], rng.uniform(-1, 1, 16)),
@@ -106,6 +114,23 @@ def _residual_model(rng):
     model = b.finish()
     assert any(getattr(n.params, "residual", False) for n in prepare_graph(model).nodes)
     return model
+
+
+def _quant8_chain_model(rng):
+    """quant8 1×1 CONV_2D then 3×3 CONV_2D: the GEMM requantizes in its epilogue and writes its output
+    centred for the second convolution (gemm.cl REQUANT, CENTRED)."""
+    import gpu_driver as gd
+    b = gd.ModelBuilder()
+    x = b.add_input(Q8A, [1, 5, 6, 8], scale=0.1, zero_point=7)
+    h = b.add_operand(Q8A, [1, 5, 6, 16], scale=0.2, zero_point=3)
+    y = b.add_operand(Q8A, [1, 5, 6, 4], scale=0.3, zero_point=9)
+    for src, dst, cin, cout, k, scale in ((x, h, 8, 16, 1, 0.1), (h, y, 16, 4, 3, 0.2)):
+        w = b.add_constant(Q8A, [cout, k, k, cin], rng.integers(0, 256, (cout, k, k, cin)).astype(np.uint8),
+                           scale=0.05, zero_point=120)
+        bias = b.add_constant(I32T, [cout], rng.integers(-100, 100, cout).astype(np.int32), scale=scale * 0.05)
+        b.add_operation(OP.CONV_2D, [src, w, bias, *(b.add_scalar(OT.INT32, v) for v in (1, 1, 1, 3))], [dst])
+    b.set_outputs([y])
+    return b.finish()
 
 
 def _lsh_models(rng):
