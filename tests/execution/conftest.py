@@ -104,17 +104,22 @@ def seconds_of_one_run(pm, request) -> float:
 
 def check_chain_of_three_is_submitted_faster_than_one_runs(pm) -> None:
     """Three fenced executions of ``pm``, each waiting for the one before, are all submitted in less
-    time than one synchronous execution takes, and all signal."""
+    time than one synchronous execution takes (the median of three), and all signal.  Up to three
+    chains are tried: a busy machine (the other test workers compiling) can stall any one of them."""
     request = image_request()
-    one = seconds_of_one_run(pm, request)
-    t0 = time.perf_counter()
-    f1, _ = pm.execute_fenced(request)
-    f2, _ = pm.execute_fenced(request, [f1])
-    f3, _ = pm.execute_fenced(request, [f2])
-    submitted = time.perf_counter() - t0
-    assert submitted < one, (submitted, one)
-    assert f3.wait(60) is FenceState.SIGNALED
-    assert f1.get_state() is FenceState.SIGNALED and f2.get_state() is FenceState.SIGNALED
+    one = sorted(seconds_of_one_run(pm, request) for _ in range(3))[1]
+    fastest = float("inf")
+    for _ in range(3):
+        t0 = time.perf_counter()
+        f1, _ = pm.execute_fenced(request)
+        f2, _ = pm.execute_fenced(request, [f1])
+        f3, _ = pm.execute_fenced(request, [f2])
+        fastest = min(fastest, time.perf_counter() - t0)
+        assert f3.wait(60) is FenceState.SIGNALED
+        assert f1.get_state() is FenceState.SIGNALED and f2.get_state() is FenceState.SIGNALED
+        if fastest < one:
+            break
+    assert fastest < one, (fastest, one)
 
 
 @pytest.fixture

@@ -2,6 +2,7 @@
 hello) get an error reply or a closed connection, never a hang or a dead server — a well-behaved
 client connected all along keeps being served."""
 import socket
+import time
 
 import numpy as np
 import pytest
@@ -150,6 +151,9 @@ def test_a_stalled_client_does_not_stop_the_others(server, bystander):
         sock.sendall(wire.HEADER.pack(1000) + b"partial")  # and then nothing
         for _ in range(3):
             bystander()
+        deadline = time.monotonic() + 10  # the server registers the stalled connection in its own thread
+        while len(server.sessions) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
         np.testing.assert_equal(len(server.sessions), 2)
     finally:
         sock.close()
