@@ -26,6 +26,13 @@ DEVICE_FN int MBQM(int x, int m, int shift) {
     return RDBPOT(SRDHM((int)xl, m), r);
 }
 
+/* a quantized convolution's int32 sum requantized: zo + MBQM(acc, m, shift) clamped to [lo, hi] */
+DEVICE_FN int gd_requantize(int acc, int m, int shift, int zo, int lo, int hi) {
+    int q = zo + MBQM(acc, m, shift);
+    q = q < lo ? lo : q;
+    return q > hi ? hi : q;
+}
+
 DEVICE_FN int MBQM_LT1(int x, int m, int shift) { return RDBPOT(SRDHM(x, m), -shift); }
 
 DEVICE_FN int MBQM_GT1(int x, int m, int shift) { return SRDHM((int)((int64)x << shift), m); }

@@ -63,6 +63,8 @@
  *   int MBQM(int x, int m, int shift)    MultiplyByQuantizedMultiplier, shift > 0 = left
  *   int MBQM_LT1(int x, int m, int shift)   shift <= 0 ("SmallerThanOneExp")
  *   int MBQM_GT1(int x, int m, int shift)   shift >= 0 ("GreaterThanOne")
+ *   int gd_requantize(int acc, int m, int shift, int zo, int lo, int hi)
+ *                                        zo + MBQM(acc, m, shift) clamped to [lo, hi]
  *   Multipliers/shifts come from gpu_driver.quant.quantize_multiplier as ${...} literals.
  */
 #ifndef GD_PRELUDE

@@ -59,10 +59,7 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const ${T}* RESTRICT in, GLOBAL const ${MAC_T}
 #endif
         const int o = ((n * ${OH} + oy) * ${OW} + ox) * ${CO} + co;
 #if ${QUANT}
-        int q = ${ZO} + MBQM((int)acc[p] + b0, qm, qs);
-        q = q < ${ACT_MIN} ? ${ACT_MIN} : q;
-        q = q > ${ACT_MAX} ? ${ACT_MAX} : q;
-        out[o] = (${T})q;
+        out[o] = (${T})gd_requantize((int)acc[p] + b0, qm, qs, ${ZO}, ${ACT_MIN}, ${ACT_MAX});
 #else
         float v = acc[p] + b0;
 #if ${HAS_ACT}

@@ -66,10 +66,7 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const ${T}* RESTRICT in, GLOBAL const ${WT}* R
     }
     const int o = n * ${ON} + oy * ${OY} + ox * ${OX} + co * ${OC};
 #if ${QUANT}
-    int q = ${ZO} + MBQM(acc + bias[co], qp[co], qp[${CO} + co]);
-    q = q < ${ACT_MIN} ? ${ACT_MIN} : q;
-    q = q > ${ACT_MAX} ? ${ACT_MAX} : q;
-    out[o] = (${T})q;
+    out[o] = (${T})gd_requantize(acc + bias[co], qp[co], qp[${CO} + co], ${ZO}, ${ACT_MIN}, ${ACT_MAX});
 #else
     float v = acc + ${B_LOAD}(bias, co);
     FUSED_ACTIVATION(v, ${ACT_FMIN}, ${ACT_FMAX}, ${ACT_NAN_LOW}, ${ACT_HARD_SWISH});

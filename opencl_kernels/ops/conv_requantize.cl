@@ -16,12 +16,10 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const int* RESTRICT acc, GLOBAL const int* RES
     for (int i = i0; i < i1; ++i) {
 #if ${PER_CHANNEL}
         const int c = i % ${C};
-        int q = ${ZO} + MBQM(acc[i], qp[c], qp[${CP} + c]);
+        const int q = gd_requantize(acc[i], qp[c], qp[${CP} + c], ${ZO}, ${ACT_MIN}, ${ACT_MAX});
 #else
-        int q = ${ZO} + MBQM(acc[i], ${MULT}, ${SHIFT});
+        const int q = gd_requantize(acc[i], ${MULT}, ${SHIFT}, ${ZO}, ${ACT_MIN}, ${ACT_MAX});
 #endif
-        q = q < ${ACT_MIN} ? ${ACT_MIN} : q;
-        q = q > ${ACT_MAX} ? ${ACT_MAX} : q;
         out[i] = (${T})q;
 #if ${CENTRED}
         centred[i] = (float)(q - ${ZO});

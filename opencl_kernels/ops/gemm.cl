@@ -29,9 +29,9 @@
 /* the store of output (m, n) from its float sum (CHUNKED: its int total) */
 #if ${QUANT} && ${REQUANT}
 #if ${PER_CHANNEL}
-#define ${KERNEL_NAME}_RQ(x, n) MBQM(x, qp[n], qp[${CP} + (n)])
+#define ${KERNEL_NAME}_RQ(x, n) gd_requantize(x, qp[n], qp[${CP} + (n)], ${ZO}, ${ACT_MIN}, ${ACT_MAX})
 #else
-#define ${KERNEL_NAME}_RQ(x, n) MBQM(x, ${MULT}, ${SHIFT})
+#define ${KERNEL_NAME}_RQ(x, n) gd_requantize(x, ${MULT}, ${SHIFT}, ${ZO}, ${ACT_MIN}, ${ACT_MAX})
 #endif
 #if ${CHUNKED}
 #define ${KERNEL_NAME}_SUM(sum, total) (total)
@@ -44,8 +44,7 @@
 #define ${KERNEL_NAME}_CENTRED(m, n, q)
 #endif
 #define ${KERNEL_NAME}_STORE(m, n, sum, total) { \
-        int q = ${ZO} + ${KERNEL_NAME}_RQ(${KERNEL_NAME}_SUM(sum, total) + bias[n], n); \
-        q = q < ${ACT_MIN} ? ${ACT_MIN} : q; q = q > ${ACT_MAX} ? ${ACT_MAX} : q; \
+        const int q = ${KERNEL_NAME}_RQ(${KERNEL_NAME}_SUM(sum, total) + bias[n], n); \
         out[(m) * ${N} + (n)] = (${OUT_T})q; ${KERNEL_NAME}_CENTRED(m, n, q); }
 #elif ${QUANT} && ${CHUNKED}
 #define ${KERNEL_NAME}_STORE(m, n, sum, total) out[(m) * ${N} + (n)] = (total) + bias[n]

@@ -24,6 +24,6 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const ${T}* RESTRICT x, GLOBAL const ${T}* RES
 #else
     uint acc = 0u;
     for (int k = 0; k < ${K}; ++k) acc += (uint)(((int)xr[k * ${XK}] - ${ZX}) * ((int)yc[k * ${YK}] - ${ZY}));
-    out[gid] = (${T})clamp(MBQM((int)acc, ${MULT}, ${SHIFT}) + ${ZO}, -128, 127);
+    out[gid] = (${T})gd_requantize((int)acc, ${MULT}, ${SHIFT}, ${ZO}, -128, 127);
 #endif
 }

@@ -266,7 +266,7 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const int* RESTRICT m, GLOBAL const char* REST
     if (o >= ${O} || b >= ${B}) return;
     int64 acc = ${PROJ_BIAS} ? bp[o] : 0;
     for (int u = 0; u < ${U}; ++u) acc += (int64)(m[b * ${U} + u] * (int)wp[o * ${U} + u]);
-    int v = clamp(MBQM((int)(uint)acc, ${M_P}, ${S_P}) + (${H_ZP}), -128, 127);
+    int v = gd_requantize((int)(uint)acc, ${M_P}, ${S_P}, ${H_ZP}, -128, 127);
     if (${HAS_PROJ_CLIP}) v = clamp(v, -(${PROJ_CLIP}), ${PROJ_CLIP});
     h_out[b * ${O} + o] = (char)v;
     out[b * ${O} + o] = (char)v;
