@@ -12,10 +12,13 @@ import argparse
 import datetime
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
+
+from gpu_driver.backends.pocl_host_cpu import host_flags
+
+from .machine import cpu_model
 
 #: the AVX-512 CPU the driver picks on an AVX-512 host, and the AVX2 one
 TARGETS = ("skylake-avx512", "haswell")
@@ -52,17 +55,9 @@ def one_process(target: str, runs: int) -> dict:
 
 
 def _cpu_model() -> str:
-    """The CPU's model name and family, and whether it has AVX-512 (``/proc/cpuinfo``)."""
-    info: dict[str, str] = {}
-    try:
-        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as f:
-            for line in f:
-                key, _, value = line.partition(":")
-                info.setdefault(key.strip(), value.strip())
-    except OSError:
-        return platform.processor() or "unknown CPU"
-    avx512 = "AVX-512" if "avx512f" in info.get("flags", "").split() else "no AVX-512"
-    return f"{info.get('model name', 'unknown CPU')} (CPU family {info.get('cpu family', '?')}, {avx512})"
+    """The CPU's model name, and whether it has AVX-512."""
+    avx512 = "AVX-512" if "avx512f" in host_flags() else "no AVX-512"
+    return f"{cpu_model()} ({avx512})"
 
 
 def write_page(path: str, rounds: int = 4, runs: int = 40) -> str:

@@ -61,11 +61,15 @@ def replacement(llvm_name: str, flags: set[str]) -> str | None:
     return None
 
 
-def _host_flags() -> set[str]:
-    with open("/proc/cpuinfo", encoding="ascii", errors="replace") as f:
-        for line in f:
-            if line.startswith("flags"):
-                return set(line.split(":", 1)[1].split())
+def host_flags() -> set[str]:
+    """The CPU flags of ``/proc/cpuinfo`` (empty where there is none)."""
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
     return set()
 
 
@@ -108,8 +112,9 @@ def _return_constant(function_address: int, text: bytes) -> None:
 
 
 def name_host_cpu() -> str | None:
-    """Make PoCL compile for a CPU its LLVM knows when it would name the host "generic" (see the
-    module docstring); once per process, before PoCL initialises.  Returns the name given, if any."""
+    """Make PoCL compile for the CPU :func:`replacement` (or ``GPU_DRIVER_POCL_TARGET_CPU``) names
+    instead of its LLVM's answer (see the module docstring); once per process, before PoCL
+    initialises.  Returns the name given, if any."""
     global _done
     if _done:
         return None
@@ -133,7 +138,7 @@ def name_host_cpu() -> str | None:
         answer = function()
         current = ctypes.string_at(answer).decode("ascii", "replace")
         libc.free(answer)
-        name = wanted or replacement(current, _host_flags())
+        name = wanted or replacement(current, host_flags())
         if not name:
             continue
         try:
