@@ -33,7 +33,7 @@ from ..errors import failure
 from ..hal.types import DeviceType
 from ..sizes import round_up
 from .base import Allocator, BackendDevice, Compiler, DeviceBuffer, Launcher, LaunchTuning, Program
-from .pocl_host_cpu import name_host_cpu
+from .pocl_host_cpu import SETTING as POCL_TARGET_CPU_SETTING, name_host_cpu
 
 log = logging.getLogger(__name__)
 
@@ -533,6 +533,8 @@ def _compiles(cl, device) -> bool:
         cl.Program(cl.Context([device]), _PROBE_KERNEL).build()
         return True
     except Exception as exc:  # any build or context failure: the device cannot run our kernels
-        log.warning("OpenCL device %r (%s) left out: it cannot compile a trivial kernel: %s",
-                    device.name.strip(), device.platform.version.strip(), str(exc).strip()[-300:])
+        forced = os.environ.get(POCL_TARGET_CPU_SETTING)
+        log.warning("OpenCL device %r (%s) left out: it cannot compile a trivial kernel%s: %s",
+                    device.name.strip(), device.platform.version.strip(),
+                    f" ({POCL_TARGET_CPU_SETTING}={forced!r})" if forced else "", str(exc).strip()[-300:])
         return False

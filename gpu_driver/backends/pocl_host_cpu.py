@@ -20,6 +20,7 @@ import logging
 import mmap
 import os
 import platform
+import re
 
 log = logging.getLogger(__name__)
 
@@ -120,6 +121,9 @@ def name_host_cpu() -> str | None:
         return None
     _done = True
     wanted = os.environ.get(SETTING, "").strip()
+    if wanted and not re.fullmatch(r"[A-Za-z0-9_.-]+", wanted):
+        log.warning("%s=%r is not an LLVM CPU name: ignored", SETTING, wanted)
+        wanted = ""
     if wanted.lower() == "none" or platform.system() != "Linux" or platform.machine() != "x86_64":
         return None
     try:

@@ -144,6 +144,8 @@ def test_pocl_compiles_for_the_named_target_cpu(tmp_path):
     opencl_device()
     if platform.system() != "Linux" or platform.machine() != "x86_64":
         pytest.skip("the CPU name is rewritten only in PoCL on x86-64 Linux")
+    from gpu_driver.backends.pocl_host_cpu import SETTING
+
     env = dict(os.environ, GPU_DRIVER_POCL_TARGET_CPU="core2", POCL_CACHE_DIR=str(tmp_path / "pocl"),
                GPU_DRIVER_STATE_DIR=str(tmp_path / "state"))
     done = subprocess.run([sys.executable, "-c", _NAMED_CPU_SCRIPT], env=env, capture_output=True,
@@ -152,3 +154,11 @@ def test_pocl_compiles_for_the_named_target_cpu(tmp_path):
     version, values = done.stdout.strip().splitlines()[-2:]
     assert "pocl" not in version.lower() or "-core2" in version
     assert values == "[0.0, 0.0, 0.25, 3.0]"
+
+    # a setting that is no CPU name is ignored with a warning naming it: the device still runs
+    env[SETTING] = "zénith 5"
+    done = subprocess.run([sys.executable, "-c", _NAMED_CPU_SCRIPT], env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "GPU_DRIVER_POCL_TARGET_CPU='zénith 5' is not an LLVM CPU name: ignored" in done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "[0.0, 0.0, 0.25, 3.0]"
