@@ -1,13 +1,20 @@
-"""Fused element-wise chains: a run of float32 element-wise operations becomes one generated kernel.
+"""Fused element-wise groups: float32 element-wise operations become one generated kernel.
 
-A chain of float32 element-wise operations — the binary ADD, SUB, MUL, DIV (with their fused
-activation), MAXIMUM, MINIMUM and the unary RELU, RELU1, RELU6, LOGISTIC, TANH, FLOOR, ABS, EXP, LOG,
-NEG, RSQRT, SIN, SQRT, HARD_SWISH — in which each operation after the first consumes the previous one's output,
-every output has the chain's shape, and every intermediate has exactly one consumer and is not a
-model output, becomes one :class:`ElementwiseChain` node (:func:`fuse_elementwise_chains`, run after
-activation fusion and constant folding), lowered by :func:`lower_elementwise_chain` to one
-``elementwise_chain.cl`` instance whose body :func:`chain_defines` writes.  A binary operation's
-other operand may be any tensor that broadcasts to the chain's shape.  Quantized chains stay unfused.
+Float32 element-wise operations — the binary ADD, SUB, MUL, DIV (with their fused activation),
+MAXIMUM, MINIMUM and the unary RELU, RELU1, RELU6, LOGISTIC, TANH, FLOOR, ABS, EXP, LOG, NEG, RSQRT,
+SIN, SQRT, HARD_SWISH — join into groups: an operation joins the group of the one operation reading
+its output when both have the same output shape and that output is no model output.  A group is a
+tree whose root is its last operation (a chain in the simplest case: an LSTM cell's
+c' = σ(f)·c + σ(i)·tanh(g) is one group of six).  Each group of two or more becomes one
+:class:`ElementwiseChain` node (:func:`fuse_elementwise_chains`, run after activation fusion and
+constant folding), lowered by :func:`lower_elementwise_chain` to one ``elementwise_chain.cl``
+instance whose body :func:`chain_defines` writes.  A binary operation's other operand may be any
+tensor that broadcasts to the group's shape.  Quantized operations stay unfused.
+
+A float32 SLICE, STRIDED_SLICE, SPLIT or REVERSE whose outputs only group members read is dropped:
+its readers read its input in place (an element offset and strides, ``ElementwiseChain.views``), so
+a recurrent cell's gate split costs no kernel; a single operation reading such an output becomes a
+group of its own.
 
 Each step is the C statement of the operation's own kernel (``binary.cl``, ``activation.cl``,
 ``unary.cl``) on the running fp32 value: ADD/SUB/MUL/DIV clamp with ``v < lo ? lo : v`` and
@@ -24,10 +31,11 @@ from ..graph import Graph, Node
 from ..hal.types import OperandType, OperationType
 from ..ops.activation import RELU_FUSE_CODES
 from ..ops.fused_activation import float_activation_range
+from ..ops.slicing import GatherParams
 from .fusion import consumers
 from .ir import TensorId, c_literal
 from .lowering import LoweringContext
-from .lowering_helpers import broadcast_strides, pad_dims
+from .lowering_helpers import broadcast_strides, pad_dims, row_strides
 
 _O = OperationType
 #: unary chain steps that apply a function to the running value v (the RELUs clamp: RELU_FUSE_CODES)
@@ -50,6 +58,9 @@ class ElementwiseChain(Node):
     step's output."""
 
     steps: list[Node] = field(default_factory=list)
+    #: a slice or split output the steps read in place: tensor → (its source, element offset, element
+    #: stride per axis of the tensor); the source is among ``inputs``, the tensor is not
+    views: dict[int, tuple[int, int, tuple[int, ...]]] = field(default_factory=dict)
 
 
 def _operands(node: Node) -> list[int]:
@@ -75,73 +86,123 @@ def _chain_step_shape(graph: Graph, node: Node):
 
 
 def elementwise_chains(graph: Graph) -> list[list[Node]]:
-    """Maximal fusable chains (≥ 2 operations), each in execution order."""
+    """Maximal fusable groups (≥ 2 operations), each in execution order: an operation joins the group
+    of the one operation reading its output when both are chain steps of the same shape and that
+    output is no model output (a tree of operations whose root is the group's last)."""
+    return [g for g in _groups(graph) if len(g) >= 2]
+
+
+def _groups(graph: Graph) -> list[list[Node]]:
+    """Every chain step's group (single operations included), in execution order."""
     users = consumers(graph)
     model_outputs = set(graph.subgraph.output_indexes)
-    taken: set[int] = set()
-    chains = []
+    shapes = {id(n): _chain_step_shape(graph, n) for n in graph.nodes}
+    parent: dict[int, Node] = {}
     for node in graph.nodes:
-        if id(node) in taken:
+        shape = shapes[id(node)]
+        if shape is None or node.outputs[0] in model_outputs:
             continue
-        shape = _chain_step_shape(graph, node)
-        if shape is None:
+        us = list({id(u): u for u in users.get(node.outputs[0], [])}.values())  # x·x reads x twice: one user
+        if len(us) == 1 and shapes[id(us[0])] == shape:
+            parent[id(node)] = us[0]
+    groups: dict[int, list[Node]] = {}
+    for node in graph.nodes:
+        if shapes[id(node)] is None:
             continue
-        chain = [node]
-        while True:
-            out = chain[-1].outputs[0]
-            us = list({id(u): u for u in users.get(out, [])}.values())  # x·x reads x twice: one user
-            if out in model_outputs or len(us) != 1 or id(us[0]) in taken:
-                break
-            if _chain_step_shape(graph, us[0]) != shape:
-                break
-            chain.append(us[0])
-        if len(chain) >= 2:
-            taken.update(id(n) for n in chain)
-            chains.append(chain)
-    return chains
+        root = node
+        while id(root) in parent:
+            root = parent[id(root)]
+        groups.setdefault(id(root), []).append(node)
+    return list(groups.values())
+
+
+def _piece_views(graph: Graph, node: Node) -> dict[int, tuple[int, int, tuple[int, ...]]] | None:
+    """For a float32 slice or split (``GatherParams``, no tiling) with known shapes: each output →
+    (source tensor, element offset, element stride per output axis) reading it in place; else None."""
+    p = node.params
+    if not isinstance(p, GatherParams) or p.tile or not node.inputs:
+        return None
+    source = graph.tensors[node.inputs[0]]
+    if source.type != OperandType.TENSOR_FLOAT32 or source.shape is None:
+        return None
+    in_strides = row_strides(source.shape)
+    views = {}
+    for out, gshape, begin, oshape in zip(node.outputs, p.gather_shapes, p.begins, p.output_shapes):
+        offset = sum(b * s for b, s in zip(begin, in_strides))
+        long_axes = [(d, st * s) for d, st, s in zip(gshape, p.steps, in_strides) if d != 1]
+        if [d for d, _ in long_axes] != [int(d) for d in oshape if d != 1]:
+            return None
+        strides = iter(s for _, s in long_axes)
+        views[out] = (node.inputs[0], int(offset), tuple(next(strides) if d != 1 else 0 for d in oshape))
+    return views
 
 
 def fuse_elementwise_chains(graph: Graph) -> int:
-    """Replace each chain by one ElementwiseChain node at its last step's position; returns the count."""
-    chains = elementwise_chains(graph)
-    if not chains:
+    """Replace each group by one ElementwiseChain node at its last operation's position; a slice or
+    split whose outputs only chain steps read is dropped, its readers reading its input in place
+    (a single chain step reading it becomes a group of its own).  Returns the number of groups."""
+    groups = _groups(graph)
+    if not groups:
         return 0
-    last = {}
+    users = consumers(graph)
+    model_outputs = set(graph.subgraph.output_indexes)
+    steps = {id(n) for g in groups for n in g}
+    views: dict[int, tuple[int, int, tuple[int, ...]]] = {}
     dropped = set()
-    for chain in chains:
-        internal = {n.outputs[0] for n in chain[:-1]}
-        inputs = []
-        for n in chain:
+    for node in graph.nodes:
+        if id(node) in steps or any(o in model_outputs for o in node.outputs):
+            continue
+        readers = [u for o in node.outputs for u in users.get(o, [])]
+        piece = _piece_views(graph, node) if readers and all(id(u) in steps for u in readers) else None
+        if piece is not None:
+            views.update(piece)
+            dropped.add(id(node))
+    last = {}
+    count = 0
+    for group in groups:
+        if len(group) < 2 and not any(i in views for i in _operands(group[0])):
+            continue
+        internal = {n.outputs[0] for n in group[:-1]}
+        inputs, group_views = [], {}
+        for n in group:
             for i in _operands(n):
-                if i not in internal and i not in inputs:
+                if i in internal:
+                    continue
+                if i in views:
+                    group_views[i] = views[i]
+                elif i not in inputs:
                     inputs.append(i)
-        tail = chain[-1]
+        inputs += [v[0] for v in group_views.values() if v[0] not in inputs]
+        tail = group[-1]
         last[id(tail)] = ElementwiseChain(tail.index, tail.type, inputs, list(tail.outputs), tail.params,
-                                          steps=list(chain))
-        dropped.update(id(n) for n in chain[:-1])
+                                          steps=list(group), views=group_views)
+        dropped.update(id(n) for n in group[:-1])
+        count += 1
     graph.nodes = [last.get(id(n), n) for n in graph.nodes if id(n) not in dropped]
-    return len(chains)
+    return count
 
 
-def chain_defines(out_shape, operand_strides, steps) -> dict:
-    """Defines of ``elementwise_chain.cl`` for a fused chain of float32 element-wise operations.
+def chain_defines(out_shape, operand_views, steps) -> dict:
+    """Defines of ``elementwise_chain.cl`` for fused float32 element-wise operations.
 
-    ``out_shape``: the output as rank 4.  ``operand_strides[k]``: None when input k has the output's
-    shape (read at the flat index), else its 4 element strides per output axis (0 = broadcast).
-    ``steps`` (in order) act on the running value ``v``; an operand reference is "v" or an input
-    index k:  ("load", k) | ("binary", expression of {a} and {b}, ref a, ref b) |
-    ("unary", expression of v) | ("clamp", lo, hi) (a RELU: a NaN gives lo) | ("bound", lo, hi) (a NaN goes
-    through).  One C statement per step, so (as in the unfused kernels) every intermediate is rounded
-    to float32 and compilers cannot contract across operations.
+    ``out_shape``: the output as rank 4.  ``operand_views[k]``: None when input k has the output's
+    shape (read at the flat index), else (element offset, its 4 element strides per output axis;
+    0 = broadcast).  ``steps`` (in order) act on the running value ``v``; an operand reference is
+    "v", a stored value's name ("t3") or an input index k:  ("load", ref) |
+    ("binary", expression of {a} and {b}, ref a, ref b) | ("unary", expression of v) |
+    ("clamp", lo, hi) (a RELU: a NaN gives lo) | ("bound", lo, hi) (a NaN goes through) |
+    ("store", name) (v kept for a later step).  One C statement per step, so (as in the unfused
+    kernels) every intermediate is rounded to float32 and compilers cannot contract across operations.
     """
     def ref(r) -> str:
-        if r == "v":
-            return "v"
-        s = operand_strides[r]
-        if s is None:
+        if isinstance(r, str):
+            return r
+        view = operand_views[r]
+        if view is None:
             return f"in{r}[i]"
-        terms = [f"i{axis} * {stride}" for axis, stride in enumerate(s) if stride] or ["0"]
-        return f"in{r}[{' + '.join(terms)}]"
+        offset, strides = view
+        terms = ([str(offset)] if offset else []) + [f"i{axis} * {s}" for axis, s in enumerate(strides) if s]
+        return f"in{r}[{' + '.join(terms) or '0'}]"
 
     body = []
     for step in steps:
@@ -160,13 +221,15 @@ def chain_defines(out_shape, operand_strides, steps) -> dict:
             lo, hi = c_literal(step[1]), c_literal(step[2])
             body.append(f"v = v < {lo} ? {lo} : v;")
             body.append(f"v = {hi} < v ? {hi} : v;")
+        elif kind == "store":
+            body.append(f"const float {step[1]} = v;")
         else:
             raise failure(f"elementwise chain: unknown step {step!r}")
-    params = [f"GLOBAL const float* RESTRICT in{k}" for k in range(len(operand_strides))]
+    params = [f"GLOBAL const float* RESTRICT in{k}" for k in range(len(operand_views))]
     params.append("GLOBAL float* RESTRICT out")
     d0, d1, d2, d3 = (int(d) for d in out_shape)
     index = ""
-    if any(s is not None for s in operand_strides):
+    if any(v is not None for v in operand_views):
         index = (f"int r = i; const int i3 = r % {d3}; r /= {d3}; const int i2 = r % {d2}; r /= {d2}; "
                  f"const int i1 = r % {d1}; const int i0 = r / {d1}; (void)i0; (void)i1; (void)i2; (void)i3;")
     return {"COUNT": d0 * d1 * d2 * d3, "PARAMS": ", ".join(params), "INDEX": index,
@@ -192,19 +255,36 @@ def _steps(node: Node, ref) -> list[tuple]:
 
 
 def lower_elementwise_chain(ctx: LoweringContext) -> None:
-    """An ElementwiseChain node: its steps as one generated kernel."""
+    """An ElementwiseChain node: its steps as one generated kernel.  The running value ``v`` carries
+    each step's result to the next; a result another later step reads is stored as ``t<k>``."""
     chain, graph = ctx.node, ctx.graph
     out_shape = pad_dims(graph.tensors[chain.outputs[0]].shape)
-    slot = {idx: k for k, idx in enumerate(chain.inputs)}
-    strides = []
-    for idx in chain.inputs:
+    read = {i for n in chain.steps for i in _operands(n)}
+    direct = [i for i in chain.inputs if i in read]
+    slot = {idx: k for k, idx in enumerate(direct)}
+    views = []
+    for idx in direct:
         shape = graph.tensors[idx].shape
-        strides.append(None if pad_dims(shape) == out_shape else broadcast_strides(shape, out_shape))
+        views.append(None if pad_dims(shape) == out_shape else (0, broadcast_strides(shape, out_shape)))
+    for piece, (source, offset, strides) in chain.views.items():
+        shape = pad_dims(graph.tensors[piece].shape)
+        strides = (0,) * (4 - len(strides)) + tuple(strides)
+        slot[piece] = len(views)
+        views.append((offset, tuple(0 if d == 1 and o != 1 else s for d, s, o in zip(shape, strides, out_shape))))
+    position = {n.outputs[0]: k for k, n in enumerate(chain.steps)}
+    stored = {i for k, n in enumerate(chain.steps) for i in _operands(n) if position.get(i, k - 1) != k - 1}
+
+    def ref(idx: int, k: int):
+        if idx in position:
+            return "v" if position[idx] == k - 1 else f"t{position[idx]}"
+        return slot[idx]
+
     steps: list[tuple] = []
-    prev = None  # the operand holding the running value
-    for node in chain.steps:
-        steps.extend(_steps(node, lambda idx: "v" if idx == prev else slot[idx]))
-        prev = node.outputs[0]
-    d = chain_defines(out_shape, strides, steps)
-    ctx.emit_elements("elementwise_chain.cl", d, [TensorId("operand", i) for i in chain.inputs], [ctx.output(0)],
-                      d["COUNT"])
+    for k, node in enumerate(chain.steps):
+        steps.extend(_steps(node, lambda idx, _k=k: ref(idx, _k)))
+        if node.outputs[0] in stored:
+            steps.append(("store", f"t{k}"))
+    d = chain_defines(out_shape, views, steps)
+    inputs = [TensorId("operand", i) for i in direct]
+    inputs += [TensorId("operand", source) for source, _, _ in chain.views.values()]
+    ctx.emit_elements("elementwise_chain.cl", d, inputs, [ctx.output(0)], d["COUNT"])

@@ -121,7 +121,8 @@ def test_floor_and_relu_chain_with_broadcast_head():
 
 
 def test_branching_intermediate_is_not_fused_across():
-    """t = x + c feeds TANH and MUL: t is stored; TANH → ADD(·, MUL) → LOGISTIC is one chain."""
+    """t = x + c feeds TANH and MUL: t is stored; TANH and MUL, each read only by the ADD, join it and
+    the LOGISTIC in one kernel (a tree), the TANH's result stored while the MUL is computed."""
     rng = np.random.default_rng(12)
     b = gd.ModelBuilder()
     x = b.add_input(F32, SHAPE)
@@ -140,11 +141,13 @@ def test_branching_intermediate_is_not_fused_across():
     b.set_outputs([y])
     model = b.finish()
     pm = _check(model, [rng.uniform(-3, 3, SHAPE).astype(np.float32)])
-    assert pm.memory_plan["kernels"] == 3  # ADD (branching output), MUL, [TANH, ADD, LOGISTIC]
+    assert pm.memory_plan["kernels"] == 2  # ADD (branching output), [TANH, MUL, ADD, LOGISTIC]
     nodes = prepare_graph(model).nodes
     chains = [n for n in nodes if isinstance(n, ElementwiseChain)]
-    assert [[s.type for s in c.steps] for c in chains] == [[O.TANH, O.ADD, O.LOGISTIC]]
-    assert not any(t in c.inputs and t not in c.steps[0].inputs for c in chains)
+    assert [[s.type for s in c.steps] for c in chains] == [[O.TANH, O.MUL, O.ADD, O.LOGISTIC]]
+    assert chains[0].inputs[0] == t and nodes[0].outputs == [t]
+    src = generate(lower(prepare_graph(model)).kernels, opencl_device().backend.compiler.prelude)
+    assert "const float t0 = v;" in src and "v = t0 + v;" in src
 
 
 def test_model_output_intermediate_is_not_fused_across():
@@ -265,6 +268,106 @@ def test_chain_kernel_compiles_with_nvrtc(arch):
         compile_source("extern \"C\" __global__ void k() {}", arch)
     except Exception:
         pytest.skip("NVRTC library not loadable")
-    for chain in (_six_op_chain, _math_chain):
+    for chain in (_six_op_chain, _math_chain, lambda rng: _lstm_cell()):
         src = generate(lower(prepare_graph(chain(np.random.default_rng(1)))).kernels, CudaCompiler(arch).prelude)
         assert compile_source(src, arch)[:4] == b"\x7fELF"
+
+
+def _lstm_cell(batch: int = 1, units: int = 3, forwarded: bool = True):
+    """A Keras LSTM cell after its matrix products: z [batch, 4·units] SPLIT into i, f, g, o;
+    c' = σ(f)·c + σ(i)·tanh(g), h = σ(o)·tanh(c'); outputs (h, c').  ``forwarded`` False: the SPLIT's
+    last output is a model output too."""
+    b = gd.ModelBuilder()
+    z = b.add_input(F32, [batch, 4 * units])
+    c = b.add_input(F32, [batch, units])
+    none = b.add_scalar(T.INT32, 0)
+    pieces = [b.add_operand(F32, [batch, units]) for _ in range(4)]
+    b.add_operation(O.SPLIT, [z, b.add_scalar(T.INT32, 1), b.add_scalar(T.INT32, 4)], pieces)
+
+    def op(kind, ins):
+        out = b.add_operand(F32, [batch, units])
+        b.add_operation(kind, ins, [out])
+        return out
+
+    i, f, g, o = pieces
+    c_new = op(O.ADD, [op(O.MUL, [op(O.LOGISTIC, [f]), c, none]),
+                       op(O.MUL, [op(O.LOGISTIC, [i]), op(O.TANH, [g]), none]), none])
+    h = op(O.MUL, [op(O.LOGISTIC, [o]), op(O.TANH, [c_new]), none])
+    b.set_outputs([h, c_new] + ([] if forwarded else [o]))
+    return b.finish()
+
+
+def _sigmoid(x):
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def test_lstm_cell_reads_its_split_in_place_in_two_kernels():
+    """The SPLIT is dropped: the c' tree (six operations) and the h tree (three) each read the gate
+    pre-activations from z at their offsets; values against float64 numpy."""
+    batch, units = 2, 3
+    rng = np.random.default_rng(31)
+    z = rng.uniform(-3, 3, (batch, 4 * units)).astype(np.float32)
+    c = rng.uniform(-1, 1, (batch, units)).astype(np.float32)
+    model = _lstm_cell(batch, units)
+    pm = opencl_device().prepare_model(model)
+    h, c_new = pm.execute([z, c])
+    zi, zf, zg, zo = np.split(z.astype(np.float64), 4, axis=1)
+    c_expected = _sigmoid(zf) * c + _sigmoid(zi) * np.tanh(zg)
+    np.testing.assert_allclose(c_new, c_expected, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(h, _sigmoid(zo) * np.tanh(c_expected), rtol=1e-5, atol=1e-6)
+    assert pm.memory_plan["kernels"] == 2
+    nodes = prepare_graph(model).nodes
+    assert all(isinstance(n, ElementwiseChain) for n in nodes) and len(nodes) == 2
+    assert [len(n.steps) for n in nodes] == [6, 3]
+    # row r, unit u of piece k is z[r, k·units + u]: offset k·units, strides (4·units, 1)
+    assert sorted(nodes[0].views.values()) == [(0, 0, (12, 1)), (0, 3, (12, 1)), (0, 6, (12, 1))]
+    src = generate(lower(prepare_graph(model)).kernels, opencl_device().backend.compiler.prelude)
+    assert "[6 + i2 * 12 + i3 * 1]" in src
+
+
+def test_split_with_another_reader_is_kept():
+    """A SPLIT output that is a model output is written by the SPLIT's own kernels, and the cell's
+    values are unchanged."""
+    rng = np.random.default_rng(32)
+    z = rng.uniform(-3, 3, (1, 12)).astype(np.float32)
+    c = rng.uniform(-1, 1, (1, 3)).astype(np.float32)
+    model = _lstm_cell(forwarded=False)
+    pm = opencl_device().prepare_model(model)
+    h, c_new, o = pm.execute([z, c])
+    np.testing.assert_array_equal(o, z[:, 9:])
+    fused = opencl_device().prepare_model(_lstm_cell())
+    for a, e in zip((h, c_new), fused.execute([z, c])):
+        np.testing.assert_array_equal(a, e)
+    assert pm.memory_plan["kernels"] == 2 + 4
+    assert not any(n.views for n in prepare_graph(model).nodes if isinstance(n, ElementwiseChain))
+
+
+def test_strided_and_broadcast_slices_read_in_place():
+    """STRIDED_SLICE (every second column from 1, the first axis shrunk away) read by a lone
+    LOGISTIC, and a [1, 3] SLICE broadcast over [2, 3] by an ADD: both slices dropped, the lone
+    LOGISTIC a one-step kernel; hand-worked values."""
+    b = gd.ModelBuilder()
+    x = b.add_input(F32, [1, 2, 6])
+    y = b.add_input(F32, [2, 3])
+    vec = lambda v: b.add_constant(T.TENSOR_INT32, [len(v)], np.array(v, np.int32))
+    s = b.add_operand(F32, [2, 3])
+    b.add_operation(O.STRIDED_SLICE, [x, vec([0, 0, 1]), vec([1, 2, 6]), vec([1, 1, 2]),
+                                      b.add_scalar(T.INT32, 0), b.add_scalar(T.INT32, 0),
+                                      b.add_scalar(T.INT32, 1)], [s])
+    lg = b.add_operand(F32, [2, 3])
+    b.add_operation(O.LOGISTIC, [s], [lg])
+    r = b.add_operand(F32, [1, 3])
+    b.add_operation(O.SLICE, [y, vec([1, 0]), vec([1, 3])], [r])
+    out = b.add_operand(F32, [2, 3])
+    b.add_operation(O.ADD, [y, r, b.add_scalar(T.INT32, 0)], [out])
+    b.set_outputs([lg, out])
+    model = b.finish()
+    xv = np.array([[[0, 0, 1, 0, 2, 0], [0, -1, 0, -2, 0, 3]]], np.float32)
+    yv = np.array([[1, 2, 3], [10, 20, 30]], np.float32)
+    pm = opencl_device().prepare_model(model)
+    lg_v, out_v = pm.execute([xv, yv])
+    np.testing.assert_allclose(lg_v, _sigmoid(np.array([[0, 0, 0], [-1, -2, 3]], np.float64)), rtol=1e-6)
+    np.testing.assert_array_equal(out_v, np.array([[11, 22, 33], [20, 40, 60]], np.float32))
+    assert pm.memory_plan["kernels"] == 2
+    nodes = prepare_graph(model).nodes
+    assert [n.views for n in nodes] == [{s: (x, 1, (6, 2))}, {r: (y, 3, (0, 1))}]
