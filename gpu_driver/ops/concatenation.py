@@ -8,8 +8,9 @@
 - PACK (feature level 6): ``axis`` ∈ [0, R] first, then N ≥ 1 tensors of one shape (rank R ≥ 1, not
   zero-sized), every quantized input with the output's quantization; ``np.stack(inputs, axis)``.
 
-Both lower to one copy kernel launch per non-empty input (PACK is a concatenation of the inputs each
-viewed with an axis of size 1); float16 is copied as its bits.  A requantised input reads its 256
+Both lower to one copy kernel launch for up to 32 non-empty inputs, each work item a block of one
+row of one input (PACK is a concatenation of the inputs each viewed with an axis of size 1); float16
+is copied as its bits.  A requantised input reads its 256
 possible outputs from a table made by the reference's own requantization, so it is exact.
 """
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .. import quant
+from ..compiler import autotune
 from ..compiler.lowering_helpers import bits_ctype, known, params_ok, scalars_constant, Work
 from ..hal.types import OperandType, OperationType
 from ..sizes import element_count
@@ -132,7 +134,7 @@ def pack_reference(p: ConcatenationParams, inputs: list[TensorInfo], outputs: li
     return [np.stack([t.array() for t in inputs[1:]], axis=p.axis).astype(outputs[0].dtype, copy=False)]
 
 
-# ---- lowering (concatenation.cl) ------------------------------------------------------------------------
+# ---- lowering (concatenation_rows.cl, concatenation.cl) ------------------------------------------------------------------------
 
 def concatenation_supported(ctx: LoweringContext) -> bool:
     if not params_ok(ctx):
@@ -145,24 +147,46 @@ def concatenation_supported(ctx: LoweringContext) -> bool:
     return known(*tensors, out) and out.type in (F32, F16, I32, Q8A, Q8AS) and all(t.type == out.type for t in tensors)
 
 
+#: inputs one concatenation_rows.cl launch copies at most
+ROWS_MAX_INPUTS = 32
+
+
 def lower_concatenation(ctx: LoweringContext) -> None:
-    """One concatenation.cl launch per non-empty input, writing its slab of every output row."""
+    """The plain copies in one ``concatenation_rows.cl`` launch per ROWS_MAX_INPUTS inputs; a
+    requantised input in a ``concatenation.cl`` launch of its own."""
     p = ctx.params
     out = ctx.outputs[0]
     out_row = sum(p.axis_sizes) * p.inner
+    plain: list[tuple[int, int, int]] = []   # (input position, row length, offset in an output row)
     offset = 0
     for i, size in enumerate(p.axis_sizes):
         in_row = size * p.inner
-        count = p.outer * in_row
-        if count:
-            requant = bool(p.requantize and p.requantize[i])
-            d = {"T": bits_ctype(out), "COUNT": count, "IN_ROW": in_row,
-                 "OUT_ROW": out_row, "OFFSET": offset, "REQUANT": int(requant), "QMIN": p.qmin}
-            ins = [ctx.input(p.first + i)]
-            if requant:
-                ins.append(ctx.constant(requantized(np.arange(p.qmin, p.qmax + 1), p, i, out.dtype)))
-            ctx.emit("concatenation.cl", d, ins, [ctx.output(0)], (count,), Work.ELEMENTS)
+        if p.outer * in_row:
+            if p.requantize and p.requantize[i]:
+                d = {"T": bits_ctype(out), "COUNT": p.outer * in_row, "IN_ROW": in_row, "OUT_ROW": out_row,
+                     "OFFSET": offset, "QMIN": p.qmin}
+                table = ctx.constant(requantized(np.arange(p.qmin, p.qmax + 1), p, i, out.dtype))
+                ctx.emit("concatenation.cl", d, [ctx.input(p.first + i), table], [ctx.output(0)],
+                         (p.outer * in_row,), Work.ELEMENTS)
+            else:
+                plain.append((p.first + i, in_row, offset))
         offset += in_row
+    block = max(1, min(autotune.target_tuning().element_run, 256))
+    for start in range(0, len(plain), ROWS_MAX_INPUTS):
+        part = plain[start:start + ROWS_MAX_INPUTS]
+        select, items = [], 0
+        for k, (_, row, off) in enumerate(part):
+            blocks = -(-row // block)
+            first, items = items, items + p.outer * blocks
+            test = f"if (g < {items}) " if k < len(part) - 1 else ""
+            select.append(f"{'else ' if k else ''}{test}{{ src = in{k}; item = g - {first}; row = {row}; "
+                          f"off = {off}; blocks = {blocks}; }}")
+        t = bits_ctype(out)
+        params = [f"GLOBAL const {t}* RESTRICT in{k}" for k in range(len(part))] + [f"GLOBAL {t}* RESTRICT out"]
+        d = {"T": t, "PARAMS": ", ".join(params), "SELECT": "\n    ".join(select), "ITEMS": items,
+             "BLOCK": block, "OUT_ROW": out_row}
+        ctx.emit("concatenation_rows.cl", d, [ctx.input(i) for i, _, _ in part], [ctx.output(0)], (items,),
+                 Work.ELEMENTS)
 
 
 # ---- the operations -------------------------------------------------------------------------------------

@@ -3,6 +3,9 @@ inputs requantised into the output's params)."""
 import numpy as np
 import pytest
 
+import gpu_driver as gd
+
+from ..helpers import opencl_device
 from .harness import check_op
 from .models import F32, I32T, OP, OT, Q8A, In, Out, i32
 
@@ -63,3 +66,41 @@ def test_pack(accelerator, ty, q, axis):
 
 def test_pack_single_input(accelerator):
     check_op(accelerator, OP.PACK, [i32(1), In(F32, (5,))], [Out(F32)])
+
+
+def _concatenation_model(shapes, axis, types):
+    """CONCATENATION of inputs ``shapes`` (each with its (type, scale, zero point)) along ``axis``,
+    the output typed as the first input."""
+    b = gd.ModelBuilder()
+    ins = [b.add_input(t, list(s), *q) for s, (t, *q) in zip(shapes, types)]
+    out_shape = list(shapes[0])
+    out_shape[axis] = sum(s[axis] for s in shapes)
+    out = b.add_operand(types[0][0], out_shape, *types[0][1:])
+    b.add_operation(OP.CONCATENATION, [*ins, b.add_scalar(OT.INT32, axis)], [out])
+    b.set_outputs([out])
+    return b.finish()
+
+
+def test_forty_inputs_take_two_launches(accelerator):
+    """40 float inputs of 1..100 columns (rows longer than one work item's block) along axis 1 of
+    3 rows: two launches (32 inputs, then 8), the values numpy.concatenate's."""
+    rng = np.random.default_rng(41)
+    shapes = [(3, int(n)) for n in rng.integers(1, 101, 40)]
+    data = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    pm = accelerator.prepare_model(_concatenation_model(shapes, 1, [(F32,)] * 40))
+    np.testing.assert_array_equal(pm.execute(data)[0], np.concatenate(data, axis=1))
+    assert pm.memory_plan["kernels"] == 2
+
+
+def test_requantised_inputs_launch_apart_from_the_copies():
+    """Q8A inputs: the two with the output's params copied in one launch, the one with other params
+    requantised in its own, q_out = round(0.5 * (q - 10) / 0.25) + 20 by hand for that one."""
+    device = opencl_device()
+    shapes = [(2, 1, 3), (2, 2, 3), (2, 1, 3)]
+    types = [(Q8A, 0.25, 20), (Q8A, 0.5, 10), (Q8A, 0.25, 20)]
+    data = [np.arange(6, dtype=np.uint8).reshape(shapes[0]), np.full(shapes[1], 14, np.uint8),
+            np.full(shapes[2], 7, np.uint8)]
+    pm = device.prepare_model(_concatenation_model(shapes, 1, types))
+    expected = np.concatenate([data[0], np.full(shapes[1], 28, np.uint8), data[2]], axis=1)
+    np.testing.assert_array_equal(pm.execute(data)[0], expected)
+    assert pm.memory_plan["kernels"] == 2
