@@ -137,6 +137,12 @@ def _piece_views(graph: Graph, node: Node) -> dict[int, tuple[int, int, tuple[in
     return views
 
 
+def _contiguous(graph: Graph, tensor: int, view: tuple[int, int, tuple[int, ...]]) -> bool:
+    """Whether ``view`` of ``tensor`` is one block of consecutive source elements in row-major order."""
+    shape = graph.tensors[tensor].shape
+    return all(s == r for d, s, r in zip(shape, view[2], row_strides(shape)) if d != 1)
+
+
 def fuse_elementwise_chains(graph: Graph) -> int:
     """Replace each group by one ElementwiseChain node at its last operation's position; a slice or
     split whose outputs only chain steps read is dropped, its readers reading its input in place
@@ -149,14 +155,20 @@ def fuse_elementwise_chains(graph: Graph) -> int:
     steps = {id(n) for g in groups for n in g}
     views: dict[int, tuple[int, int, tuple[int, ...]]] = {}
     dropped = set()
-    for node in graph.nodes:
+    for node in reversed(graph.nodes):   # readers first: a slice of a dropped slice is dropped too
         if id(node) in steps or any(o in model_outputs for o in node.outputs):
             continue
         readers = [u for o in node.outputs for u in users.get(o, [])]
-        piece = _piece_views(graph, node) if readers and all(id(u) in steps for u in readers) else None
-        if piece is not None:
+        piece = _piece_views(graph, node) if readers and all(id(u) in steps or id(u) in dropped
+                                                             for u in readers) else None
+        if piece is not None and all(id(u) in steps or _contiguous(graph, o, piece[o])
+                                     for o in node.outputs for u in users.get(o, [])):
             views.update(piece)
             dropped.add(id(node))
+    for piece, (source, offset, strides) in list(views.items()):
+        while source in views:   # a row block of a contiguous block: its offset in the first source
+            source, offset = views[source][0], views[source][1] + offset
+        views[piece] = (source, offset, strides)
     last = {}
     count = 0
     for group in groups:
@@ -172,7 +184,9 @@ def fuse_elementwise_chains(graph: Graph) -> int:
                     group_views[i] = views[i]
                 elif i not in inputs:
                     inputs.append(i)
-        inputs += [v[0] for v in group_views.values() if v[0] not in inputs]
+        for source, _, _ in group_views.values():
+            if source not in inputs:
+                inputs.append(source)
         tail = group[-1]
         last[id(tail)] = ElementwiseChain(tail.index, tail.type, inputs, list(tail.outputs), tail.params,
                                           steps=list(group), views=group_views)

@@ -51,6 +51,8 @@ class LoweringContext:
         """The input's value is fixed for these kernels: a constant, or a model input whose value
         this compilation is specialised on."""
         idx = self.node.inputs[i]
+        if idx >= len(self.graph.subgraph.operands):  # a tensor a graph rewrite added
+            return self.graph.tensors[idx].value is not None
         lifetime = self.graph.subgraph.operands[idx].lifetime
         if lifetime == OperandLifeTime.SUBGRAPH_INPUT:
             return self.graph.tensors[idx].value is not None

@@ -31,6 +31,7 @@ from .lowering import LoweringContext
 from .support import check_supported
 from .slice_forwarding import drop_unused, forward_slices
 from .planner import Interval, pack, plan_arena
+from .projection_batching import batch_projections
 
 
 def operand_nbytes(graph: Graph, index: int) -> int:
@@ -60,6 +61,7 @@ def prepare_graph(model: Model, input_shapes: Sequence[tuple[int, ...]] | None =
             drop_unused(graph)
     if fuse:
         fuse_activations(graph)
+        batch_projections(graph)
     if check_support:
         check_supported(graph)
     if fuse:

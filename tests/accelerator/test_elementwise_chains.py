@@ -371,3 +371,25 @@ def test_strided_and_broadcast_slices_read_in_place():
     assert pm.memory_plan["kernels"] == 2
     nodes = prepare_graph(model).nodes
     assert [n.views for n in nodes] == [{s: (x, 1, (6, 2))}, {r: (y, 3, (0, 1))}]
+
+
+def test_a_split_of_a_row_slice_reads_the_first_source():
+    """x [3, 4] → SLICE row 1 → SPLIT in two halves → ADD: both dropped, the ADD reads x at offsets
+    4 and 6 (one kernel); hand-worked values."""
+    b = gd.ModelBuilder()
+    x = b.add_input(F32, [3, 4])
+    row = b.add_operand(F32, [1, 4])
+    vec = lambda v: b.add_constant(T.TENSOR_INT32, [len(v)], np.array(v, np.int32))
+    b.add_operation(O.SLICE, [x, vec([1, 0]), vec([1, 4])], [row])
+    halves = [b.add_operand(F32, [1, 2]) for _ in range(2)]
+    b.add_operation(O.SPLIT, [row, b.add_scalar(T.INT32, 1), b.add_scalar(T.INT32, 2)], halves)
+    out = b.add_operand(F32, [1, 2])
+    b.add_operation(O.ADD, [*halves, b.add_scalar(T.INT32, 0)], [out])
+    b.set_outputs([out])
+    model = b.finish()
+    xv = np.arange(12, dtype=np.float32).reshape(3, 4)
+    pm = opencl_device().prepare_model(model)
+    np.testing.assert_array_equal(pm.execute([xv])[0], [[4 + 6, 5 + 7]])
+    assert pm.memory_plan["kernels"] == 1
+    (node,) = prepare_graph(model).nodes
+    assert sorted(node.views.values()) == [(x, 4, (0, 1)), (x, 6, (0, 1))] and node.inputs == [x]
