@@ -3,7 +3,9 @@
 Float32 element-wise operations — the binary ADD, SUB, MUL, DIV (with their fused activation),
 MAXIMUM, MINIMUM and the unary RELU, RELU1, RELU6, LOGISTIC, TANH, FLOOR, ABS, EXP, LOG, NEG, RSQRT,
 SIN, SQRT, HARD_SWISH — join into groups: an operation joins the group of the one operation reading
-its output when both have the same output shape and that output is no model output.  A group is a
+its output when that output is no model output and has the reader's shape (or, for a reader of at
+most BROADCAST_JOIN_ELEMENTS elements, a shape the reader broadcasts: a layer norm's statistics,
+then recomputed for each element they are broadcast to).  A group is a
 tree whose root is its last operation (a chain in the simplest case: an LSTM cell's
 c' = σ(f)·c + σ(i)·tanh(g) is one group of six).  Each group of two or more becomes one
 :class:`ElementwiseChain` node (:func:`fuse_elementwise_chains`, run after activation fusion and
@@ -25,6 +27,8 @@ MAXIMUM/MINIMUM are ``a < b ? b : a`` / ``b < a ? b : a``, the RELUs ``lo < v ? 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from ..errors import failure
 from ..graph import Graph, Node
@@ -92,6 +96,23 @@ def elementwise_chains(graph: Graph) -> list[list[Node]]:
     return [g for g in _groups(graph) if len(g) >= 2]
 
 
+#: a result of another shape, broadcast by its reader, joins the reader's group (recomputed for
+#: each element it is broadcast to) when the reader has at most this many elements
+BROADCAST_JOIN_ELEMENTS = 16384
+
+
+def _joins(shape, reader_shape) -> bool:
+    """Whether a step's result of ``shape`` joins its one reader's group (``reader_shape``; None: the
+    reader is no chain step): the same shape, or one the reader broadcasts when it is small."""
+    if reader_shape is None:
+        return False
+    if tuple(shape) == tuple(reader_shape):
+        return True
+    padded, target = pad_dims(shape), pad_dims(reader_shape)
+    return (len(shape) <= len(reader_shape) and all(d in (1, t) for d, t in zip(padded, target))
+            and int(np.prod(target)) <= BROADCAST_JOIN_ELEMENTS)
+
+
 def _groups(graph: Graph) -> list[list[Node]]:
     """Every chain step's group (single operations included), in execution order."""
     users = consumers(graph)
@@ -103,7 +124,7 @@ def _groups(graph: Graph) -> list[list[Node]]:
         if shape is None or node.outputs[0] in model_outputs:
             continue
         us = list({id(u): u for u in users.get(node.outputs[0], [])}.values())  # x·x reads x twice: one user
-        if len(us) == 1 and shapes[id(us[0])] == shape:
+        if len(us) == 1 and _joins(shape, shapes[id(us[0])]):
             parent[id(node)] = us[0]
     groups: dict[int, list[Node]] = {}
     for node in graph.nodes:

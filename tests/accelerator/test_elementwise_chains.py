@@ -393,3 +393,37 @@ def test_a_split_of_a_row_slice_reads_the_first_source():
     assert pm.memory_plan["kernels"] == 1
     (node,) = prepare_graph(model).nodes
     assert sorted(node.views.values()) == [(x, 4, (0, 1)), (x, 6, (0, 1))] and node.inputs == [x]
+
+
+def _normalise_model(shape, stats_shape):
+    """out = (x + NEG(m)) · RSQRT(v), m and v of ``stats_shape`` broadcast over x's ``shape``."""
+    b = gd.ModelBuilder()
+    x = b.add_input(F32, list(shape))
+    m = b.add_input(F32, list(stats_shape))
+    v = b.add_input(F32, list(stats_shape))
+    none = b.add_scalar(T.INT32, 0)
+    neg = b.add_operand(F32, list(stats_shape))
+    b.add_operation(O.NEG, [m], [neg])
+    centred = b.add_operand(F32, list(shape))
+    b.add_operation(O.ADD, [x, neg, none], [centred])
+    r = b.add_operand(F32, list(stats_shape))
+    b.add_operation(O.RSQRT, [v], [r])
+    out = b.add_operand(F32, list(shape))
+    b.add_operation(O.MUL, [centred, r, none], [out])
+    b.set_outputs([out])
+    return b.finish()
+
+
+def test_small_broadcast_results_join_their_reader():
+    """A layer norm's tail on [2, 3, 4] with statistics [2, 3, 1]: NEG and RSQRT are recomputed per
+    element inside the one kernel; above BROADCAST_JOIN_ELEMENTS ([1, 64, 64, 8]) they stay kernels
+    of their own.  Values against float64 numpy."""
+    rng = np.random.default_rng(61)
+    for shape, stats, kernels in (((2, 3, 4), (2, 3, 1), 1), ((1, 64, 64, 8), (1, 64, 64, 1), 3)):
+        xv = rng.uniform(-2, 2, shape).astype(np.float32)
+        mv = rng.uniform(-1, 1, stats).astype(np.float32)
+        vv = rng.uniform(0.5, 2, stats).astype(np.float32)
+        pm = opencl_device().prepare_model(_normalise_model(shape, stats))
+        want = (xv.astype(np.float64) - mv) / np.sqrt(vv.astype(np.float64))
+        np.testing.assert_allclose(pm.execute([xv, mv, vv])[0], want, rtol=1e-5, atol=1e-6)
+        assert pm.memory_plan["kernels"] == kernels, shape
