@@ -4,8 +4,8 @@ Float32 element-wise operations — the binary ADD, SUB, MUL, DIV (with their fu
 MAXIMUM, MINIMUM and the unary RELU, RELU1, RELU6, LOGISTIC, TANH, FLOOR, ABS, EXP, LOG, NEG, RSQRT,
 SIN, SQRT, HARD_SWISH — join into groups: an operation joins the group of the one operation reading
 its output when that output is no model output and has the reader's shape (or, for a reader of at
-most BROADCAST_JOIN_ELEMENTS elements, a shape the reader broadcasts: a layer norm's statistics,
-then recomputed for each element they are broadcast to).  A group is a
+most BROADCAST_JOIN_ELEMENTS elements, a shape the reader broadcasts at most BROADCAST_JOIN_FACTOR
+times: a layer norm's statistics, then recomputed for each element they are broadcast to).  A group is a
 tree whose root is its last operation (a chain in the simplest case: an LSTM cell's
 c' = σ(f)·c + σ(i)·tanh(g) is one group of six).  Each group of two or more becomes one
 :class:`ElementwiseChain` node (:func:`fuse_elementwise_chains`, run after activation fusion and
@@ -99,6 +99,9 @@ def elementwise_chains(graph: Graph) -> list[list[Node]]:
 #: a result of another shape, broadcast by its reader, joins the reader's group (recomputed for
 #: each element it is broadcast to) when the reader has at most this many elements
 BROADCAST_JOIN_ELEMENTS = 16384
+#: and each of its values is broadcast to at most this many (an SE block's sigmoid, broadcast over
+#: every pixel, costs more recomputed than its own launch)
+BROADCAST_JOIN_FACTOR = 32
 
 
 def _joins(shape, reader_shape) -> bool:
@@ -109,8 +112,9 @@ def _joins(shape, reader_shape) -> bool:
     if tuple(shape) == tuple(reader_shape):
         return True
     padded, target = pad_dims(shape), pad_dims(reader_shape)
+    size, reader_size = int(np.prod(padded)), int(np.prod(target))
     return (len(shape) <= len(reader_shape) and all(d in (1, t) for d, t in zip(padded, target))
-            and int(np.prod(target)) <= BROADCAST_JOIN_ELEMENTS)
+            and reader_size <= BROADCAST_JOIN_ELEMENTS and reader_size <= BROADCAST_JOIN_FACTOR * size)
 
 
 def _groups(graph: Graph) -> list[list[Node]]:

@@ -416,10 +416,12 @@ def _normalise_model(shape, stats_shape):
 
 def test_small_broadcast_results_join_their_reader():
     """A layer norm's tail on [2, 3, 4] with statistics [2, 3, 1]: NEG and RSQRT are recomputed per
-    element inside the one kernel; above BROADCAST_JOIN_ELEMENTS ([1, 64, 64, 8]) they stay kernels
-    of their own.  Values against float64 numpy."""
+    element inside the one kernel; above BROADCAST_JOIN_ELEMENTS ([1, 64, 64, 8]) or broadcast more
+    than BROADCAST_JOIN_FACTOR times ([1, 2, 64] from [1, 2, 1]) they stay kernels of their own.
+    Values against float64 numpy."""
     rng = np.random.default_rng(61)
-    for shape, stats, kernels in (((2, 3, 4), (2, 3, 1), 1), ((1, 64, 64, 8), (1, 64, 64, 1), 3)):
+    for shape, stats, kernels in (((2, 3, 4), (2, 3, 1), 1), ((1, 64, 64, 8), (1, 64, 64, 1), 3),
+                                  ((1, 2, 64), (1, 2, 1), 3)):
         xv = rng.uniform(-2, 2, shape).astype(np.float32)
         mv = rng.uniform(-1, 1, stats).astype(np.float32)
         vv = rng.uniform(0.5, 2, stats).astype(np.float32)
