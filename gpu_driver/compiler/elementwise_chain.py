@@ -226,7 +226,8 @@ def chain_defines(out_shape, operand_views, steps) -> dict:
 
     ``out_shape``: the output as rank 4.  ``operand_views[k]``: None when input k has the output's
     shape (read at the flat index), else (element offset, its 4 element strides per output axis;
-    0 = broadcast).  ``steps`` (in order) act on the running value ``v``; an operand reference is
+    0 = broadcast); an offset given as a string is read from the int input ``offsets`` after the
+    float inputs (``"offsets[0]"``).  ``steps`` (in order) act on the running value ``v``; an operand reference is
     "v", a stored value's name ("t3") or an input index k:  ("load", ref) |
     ("binary", expression of {a} and {b}, ref a, ref b) | ("unary", expression of v) |
     ("clamp", lo, hi) (a RELU: a NaN gives lo) | ("bound", lo, hi) (a NaN goes through) |
@@ -240,7 +241,7 @@ def chain_defines(out_shape, operand_views, steps) -> dict:
         if view is None:
             return f"in{r}[i]"
         offset, strides = view
-        terms = ([str(offset)] if offset else []) + [f"i{axis} * {s}" for axis, s in enumerate(strides) if s]
+        terms = ([str(offset)] if offset != 0 else []) + [f"i{axis} * {s}" for axis, s in enumerate(strides) if s]
         return f"in{r}[{' + '.join(terms) or '0'}]"
 
     body = []
@@ -265,6 +266,8 @@ def chain_defines(out_shape, operand_views, steps) -> dict:
         else:
             raise failure(f"elementwise chain: unknown step {step!r}")
     params = [f"GLOBAL const float* RESTRICT in{k}" for k in range(len(operand_views))]
+    if any(v is not None and isinstance(v[0], str) for v in operand_views):
+        params.append("GLOBAL const int* RESTRICT offsets")
     params.append("GLOBAL float* RESTRICT out")
     d0, d1, d2, d3 = (int(d) for d in out_shape)
     index = ""
@@ -305,11 +308,16 @@ def lower_elementwise_chain(ctx: LoweringContext) -> None:
     for idx in direct:
         shape = graph.tensors[idx].shape
         views.append(None if pad_dims(shape) == out_shape else (0, broadcast_strides(shape, out_shape)))
+    # the slices' offsets are data (a constant input), not literals: the recurrent cells of every time
+    # step, reading their own step's slices, then share one kernel
+    offsets = []
     for piece, (source, offset, strides) in chain.views.items():
         shape = pad_dims(graph.tensors[piece].shape)
         strides = (0,) * (4 - len(strides)) + tuple(strides)
         slot[piece] = len(views)
-        views.append((offset, tuple(0 if d == 1 and o != 1 else s for d, s, o in zip(shape, strides, out_shape))))
+        views.append((f"offsets[{len(offsets)}]",
+                      tuple(0 if d == 1 and o != 1 else s for d, s, o in zip(shape, strides, out_shape))))
+        offsets.append(offset)
     position = {n.outputs[0]: k for k, n in enumerate(chain.steps)}
     stored = {i for k, n in enumerate(chain.steps) for i in _operands(n) if position.get(i, k - 1) != k - 1}
 
@@ -326,4 +334,6 @@ def lower_elementwise_chain(ctx: LoweringContext) -> None:
     d = chain_defines(out_shape, views, steps)
     inputs = [TensorId("operand", i) for i in direct]
     inputs += [TensorId("operand", source) for source, _, _ in chain.views.values()]
+    if offsets:
+        inputs.append(ctx.constant(np.array(offsets, np.int32)))
     ctx.emit_elements("elementwise_chain.cl", d, inputs, [ctx.output(0)], d["COUNT"])
