@@ -149,6 +149,16 @@ def _add_int_range(parser: argparse.ArgumentParser) -> None:
                              "clipped to the type)")
 
 
+def _integer_hint(inputs, given, int_range) -> str:
+    """What to do when an execution on random inputs fails and some were integers: those are often
+    indices (token ids) a model takes only in a range.  Empty when no integer input was drawn."""
+    drawn = [s.name for s in inputs if s.dtype.kind in "iu" and s.name not in given]
+    if not drawn:
+        return ""
+    return (f"random integer inputs {', '.join(drawn)} were drawn from [{int_range[0]}, {int_range[1]}]: "
+            "give --int-range LOW,HIGH")
+
+
 def _run(args) -> int:
     import numpy as np
 
@@ -179,11 +189,9 @@ def _run(args) -> int:
     try:
         outputs = prepared.execute(feed)
     except DriverError as exc:
-        drawn = [s.name for s in imported.inputs if s.dtype.kind in "iu" and s.name not in names_given]
-        if drawn:  # random integers are often indices (token ids) a model takes only in a range
-            raise SystemExit(f"gpu-driver: {exc}\n  (random integer inputs {', '.join(drawn)} were drawn from "
-                             f"[{int_range[0]}, {int_range[1]}]: give --int-range LOW,HIGH or "
-                             "--input NAME=FILE.npy)") from None
+        hint = _integer_hint(imported.inputs, names_given, int_range)
+        if hint:
+            raise SystemExit(f"gpu-driver: {exc}\n  ({hint} or --input NAME=FILE.npy)") from None
         raise
     run_ms = (time.perf_counter() - t0) * 1e3
     print(f"{args.model} on {device.name}: prepared in {prep:.2f} s, executed in {run_ms:.2f} ms")
@@ -209,7 +217,12 @@ def _bench_models(args, device) -> int:
                                                threads=args.threads, input_range=args.range,
                                                int_range=args.int_range or DEFAULT_INT_RANGE, progress=report))
         except (DriverError, OSError) as exc:
-            results.append(ModelResult(path, device.name, 0, 0.0, None, None, None, None, [], error=str(exc)))
+            error = str(exc)
+            if isinstance(exc, DriverError) and exc.status.name == "GENERAL_FAILURE":  # a failed execution
+                from . import tflite
+                hint = _integer_hint(tflite.load_model(path).inputs, (), args.int_range or DEFAULT_INT_RANGE)
+                error += f" ({hint})" if hint else ""
+            results.append(ModelResult(path, device.name, 0, 0.0, None, None, None, None, [], error=error))
     print(table(results))
     if args.html:
         with open(args.html, "w") as f:

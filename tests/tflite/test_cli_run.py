@@ -51,3 +51,9 @@ def test_bench_of_a_model_the_cache_does_not_keep(capsys, tmp_path):
     out = capsys.readouterr().out
     row = next(line for line in out.splitlines() if line.startswith("counting_loop.tflite"))
     assert "error" not in row.lower() and row.split()[3] == "–"
+
+
+def test_bench_hints_at_the_int_range_when_random_token_ids_fail(capsys):
+    assert cli.main(["bench", MODEL, "--device", "reference", "--runs", "3", "--int-range", "100,200"]) == 1
+    row = next(line for line in capsys.readouterr().out.splitlines() if "transformer_float.tflite" in line)
+    assert "GATHER" in row and "drawn from [100, 200]: give --int-range LOW,HIGH" in row
