@@ -13,7 +13,7 @@ import time
 from . import calibration, console
 from . import zoo as models
 from .errors import DriverError
-from .hal.types import FLT_MAX
+from .hal.types import FLT_MAX, ErrorStatus
 from .runtime.discovery import get_device, get_devices
 from .version import __version__
 
@@ -218,7 +218,7 @@ def _bench_models(args, device) -> int:
                                                int_range=args.int_range or DEFAULT_INT_RANGE, progress=report))
         except (DriverError, OSError) as exc:
             error = str(exc)
-            if isinstance(exc, DriverError) and exc.status.name == "GENERAL_FAILURE":  # a failed execution
+            if isinstance(exc, DriverError) and exc.status == ErrorStatus.GENERAL_FAILURE:  # a failed execution
                 from . import tflite
                 hint = _integer_hint(tflite.load_model(path).inputs, (), args.int_range or DEFAULT_INT_RANGE)
                 error += f" ({hint})" if hint else ""

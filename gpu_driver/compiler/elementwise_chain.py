@@ -89,13 +89,6 @@ def _chain_step_shape(graph: Graph, node: Node):
     return shape
 
 
-def elementwise_chains(graph: Graph) -> list[list[Node]]:
-    """Maximal fusable groups (≥ 2 operations), each in execution order: an operation joins the group
-    of the one operation reading its output when both are chain steps of the same shape and that
-    output is no model output (a tree of operations whose root is the group's last)."""
-    return [g for g in _groups(graph) if len(g) >= 2]
-
-
 #: a result of another shape, broadcast by its reader, joins the reader's group (recomputed for
 #: each element it is broadcast to) when the reader has at most this many elements
 BROADCAST_JOIN_ELEMENTS = 16384

@@ -25,6 +25,7 @@ from ..ops.fully_connected import FullyConnectedParams
 from ..ops.shape_ops import lower_alias
 from ..ops.slicing import GatherParams
 from .fusion import producers
+from .slice_forwarding import drop_unused
 
 _F32 = OperandType.TENSOR_FLOAT32
 
@@ -40,17 +41,21 @@ def _same_values(graph: Graph, node: Node) -> bool:
     return node.type == OperationType.CAST and (a.type, a.scale, a.zero_point) == (b.type, b.scale, b.zero_point)
 
 
-def _source(graph: Graph, producer: dict[int, Node], tensor: int) -> int:
-    """The first tensor of the value-preserving operations ending in ``tensor``."""
+def _source(graph: Graph, producer: dict[int, Node], tensor: int, path: list[Node]) -> int:
+    """The first tensor of the value-preserving operations ending in ``tensor``; those operations are
+    appended to ``path``."""
     while tensor in producer and _same_values(graph, producer[tensor]):
+        path.append(producer[tensor])
         tensor = producer[tensor].inputs[0]
     return tensor
 
 
-def _row_of(graph: Graph, producer: dict[int, Node], tensor: int) -> tuple[int, int, int] | None:
+def _row_of(graph: Graph, producer: dict[int, Node], tensor: int,
+            path: list[Node]) -> tuple[int, int, int] | None:
     """(source tensor, first element, element count) when ``tensor`` holds one row of axis 0 of a
-    float32 tensor, gathered by a constant index; else None."""
-    tensor = _source(graph, producer, tensor)
+    float32 tensor, gathered by a constant index; else None.  The operations from the source to
+    ``tensor`` are appended to ``path``."""
+    tensor = _source(graph, producer, tensor, path)
     node = producer.get(tensor)
     if node is None or node.type != OperationType.GATHER or node.params is None:
         return None
@@ -63,7 +68,8 @@ def _row_of(graph: Graph, producer: dict[int, Node], tensor: int) -> tuple[int, 
     t = int(np.asarray(index.value).reshape(-1)[0])
     if not 0 <= t < table.shape[0]:
         return None
-    return _source(graph, producer, node.inputs[0]), t * row, row
+    path.append(node)
+    return _source(graph, producer, node.inputs[0], path), t * row, row
 
 
 def _constant(graph: Graph, values) -> int:
@@ -77,7 +83,7 @@ def batch_projections(graph: Graph) -> int:
     """Rewrite the per-step projections as described in the module docstring; returns how many
     FULLY_CONNECTEDs were replaced."""
     producer = producers(graph)
-    groups: dict[tuple, list[tuple[Node, int]]] = {}
+    groups: dict[tuple, list[tuple[Node, int, list[Node]]]] = {}
     for node in graph.nodes:
         p = node.params
         if (node.type != OperationType.FULLY_CONNECTED or not isinstance(p, FullyConnectedParams) or p.residual
@@ -86,20 +92,22 @@ def batch_projections(graph: Graph) -> int:
         weights, bias = graph.tensors[node.inputs[1]], graph.tensors[node.inputs[2]]
         if weights.value is None or bias.value is None or weights.type != _F32:
             continue
-        row = _row_of(graph, producer, node.inputs[0])
+        path: list[Node] = []
+        row = _row_of(graph, producer, node.inputs[0], path)
         if row is None or row[2] % p.input_size or row[1] % p.input_size:
             continue
         source, first, _ = row
-        key = (source, node.inputs[1], node.inputs[2], p.activation, p.float_min, p.float_max,
-               getattr(p, "nan_to_low", None), getattr(p, "hard_swish", None))
-        groups.setdefault(key, []).append((node, first // p.input_size))
+        key = (source, node.inputs[1], node.inputs[2], p.activation, p.float_min, p.float_max, p.nan_to_low,
+               p.hard_swish)
+        groups.setdefault(key, []).append((node, first // p.input_size, path))
     replaced: dict[int, list[Node]] = {}
+    feeding: set[int] = set()   # the gathers and views of the replaced products
     count = 0
     for (source, *_), members in groups.items():
         info = graph.tensors[source]
         if len(members) < 2 or info.shape is None or not 2 <= len(info.shape) <= 4:
             continue
-        head, _ = members[0]
+        head = members[0][0]
         p = head.params
         rows = int(np.prod(info.shape, dtype=np.int64)) // p.input_size
         out = graph.tensors[head.outputs[0]]
@@ -108,7 +116,8 @@ def batch_projections(graph: Graph) -> int:
         batched = Node(head.index, head.type, [source, *head.inputs[1:]], [projected],
                        replace(p, batch=rows, output_shapes=[(rows, p.num_units)]))
         replaced[id(head)] = [batched]
-        for node, first_row in members:
+        for node, first_row, path in members:
+            feeding.update(id(n) for n in path)
             n = node.params.batch
             shape = (n, p.num_units)
             slice_params = GatherParams(output_shapes=[tuple(out.shape)], gather_shapes=[shape],
@@ -121,17 +130,5 @@ def batch_projections(graph: Graph) -> int:
     if not count:
         return 0
     graph.nodes = [m for n in graph.nodes for m in replaced.get(id(n), [n])]
-    _drop_unread(graph, {id(n) for n in producer.values() if n.type == OperationType.GATHER or _same_values(graph, n)})
+    drop_unused(graph, feeding)
     return count
-
-
-def _drop_unread(graph: Graph, candidates: set[int]) -> None:
-    """Remove the ``candidates`` (node ids) none of whose outputs is read or a graph output, last first."""
-    read = set(graph.subgraph.output_indexes)
-    kept = []
-    for node in reversed(graph.nodes):
-        if id(node) in candidates and not any(o in read for o in node.outputs):
-            continue
-        kept.append(node)
-        read.update(node.inputs)
-    graph.nodes = kept[::-1]

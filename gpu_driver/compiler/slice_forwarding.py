@@ -112,13 +112,15 @@ def _compose(graph: Graph, node: Node, producer: dict[int, Node]) -> None:
         inner = producer.get(node.inputs[0])
 
 
-def drop_unused(graph: Graph) -> int:
-    """Remove the operations none of whose outputs is read or a graph output; returns how many."""
+def drop_unused(graph: Graph, only: set[int] | None = None) -> int:
+    """Remove the operations none of whose outputs is read or a graph output (of ``only``, node ids,
+    when given); returns how many."""
     keep = set(graph.subgraph.output_indexes)
     kept: list[Node] = []
     dropped = 0
     for node in reversed(graph.nodes):
-        if node.type in (OperationType.IF, OperationType.WHILE) or any(o in keep for o in node.outputs):
+        if (node.type in (OperationType.IF, OperationType.WHILE) or any(o in keep for o in node.outputs)
+                or only is not None and id(node) not in only):
             kept.append(node)
             keep.update(node.inputs)
         else:

@@ -10,8 +10,8 @@
 
 Both lower to one copy kernel launch for up to 32 non-empty inputs, each work item a block of one
 row of one input (PACK is a concatenation of the inputs each viewed with an axis of size 1); float16
-is copied as its bits.  A requantised input reads its 256
-possible outputs from a table made by the reference's own requantization, so it is exact.
+is copied as its bits.  A requantised input has a launch of its own and reads its 256 possible
+outputs from a table made by the reference's own requantization, so it is exact.
 """
 from __future__ import annotations
 
@@ -134,7 +134,7 @@ def pack_reference(p: ConcatenationParams, inputs: list[TensorInfo], outputs: li
     return [np.stack([t.array() for t in inputs[1:]], axis=p.axis).astype(outputs[0].dtype, copy=False)]
 
 
-# ---- lowering (concatenation_rows.cl, concatenation.cl) ------------------------------------------------------------------------
+# ---- lowering (concatenation_rows.cl, concatenation.cl) -----------------------------------------------
 
 def concatenation_supported(ctx: LoweringContext) -> bool:
     if not params_ok(ctx):
