@@ -8,16 +8,14 @@ process times its executions (medians).  The page gives the median over the roun
 """
 from __future__ import annotations
 
-import argparse
 import datetime
-import json
 import os
 import statistics
-import subprocess
 import sys
 
 from gpu_driver.backends.pocl_host_cpu import host_flags
 
+from .by_process import main, run_process, write_text
 from .machine import cpu_model
 
 #: the AVX-512 CPU the driver picks on an AVX-512 host, and the AVX2 one
@@ -48,10 +46,7 @@ print(json.dumps({"version": device.get_version_string(), "ms": times}))
 
 def one_process(target: str, runs: int) -> dict:
     """Median ms per model in a fresh process whose PoCL compiles for ``target``."""
-    env = dict(os.environ, GPU_DRIVER_POCL_TARGET_CPU=target)
-    done = subprocess.run([sys.executable, "-c", _ONE_PROCESS % {"models": MODELS, "runs": runs}], env=env,
-                          capture_output=True, text=True, check=True)
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return run_process(_ONE_PROCESS % {"models": MODELS, "runs": runs}, "GPU_DRIVER_POCL_TARGET_CPU", target)
 
 
 def _cpu_model() -> str:
@@ -91,21 +86,8 @@ def write_page(path: str, rounds: int = 4, runs: int = 40) -> str:
             ms = results[t][r]["ms"]
             lines.append(f"| {r + 1} | {t} | {ms['mobilenet_v1']:.2f} | {ms['mobilenet_v2']:.2f} |")
     lines += ["", "Devices: " + "; ".join(f"{t}: {results[t][0]['version']}" for t in TARGETS), ""]
-    text = "\n".join(lines)
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(text)
-    return text
-
-
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--rounds", type=int, default=4)
-    ap.add_argument("--runs", type=int, default=40)
-    a = ap.parse_args(argv)
-    print(write_page(a.out, a.rounds, a.runs))
-    return 0
+    return write_text(path, lines)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(__doc__, write_page, rounds=4, runs=40))

@@ -34,6 +34,7 @@ from ..hal.types import DeviceType
 from ..sizes import round_up
 from .base import Allocator, BackendDevice, Compiler, DeviceBuffer, Launcher, LaunchTuning, Program
 from .pocl_host_cpu import SETTING as POCL_TARGET_CPU_SETTING, name_host_cpu
+from .pocl_kernel_cache import raise_loaded_kernel_limit
 
 log = logging.getLogger(__name__)
 
@@ -81,6 +82,7 @@ def _cl():
                                      os.environ.get("POCL_MAX_PTHREAD_COUNT")).items():
         os.environ.setdefault(name, value)
     name_host_cpu()
+    raise_loaded_kernel_limit()
     import pyopencl as cl  # noqa: WPS433 (lazy: optional dependency)
     return cl
 

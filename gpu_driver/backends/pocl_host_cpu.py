@@ -15,12 +15,11 @@ name (``none``: leave PoCL as it is).
 from __future__ import annotations
 
 import ctypes
-import glob
 import logging
-import mmap
 import os
-import platform
 import re
+
+from .pocl_library import bundled_pocl, patchable, write_code
 
 log = logging.getLogger(__name__)
 
@@ -74,42 +73,18 @@ def host_flags() -> set[str]:
     return set()
 
 
-def _bundled_pocl() -> list[str]:
-    """The PoCL libraries named by the ICD files in pyopencl's wheel (found without importing it)."""
-    import importlib.util
-    spec = importlib.util.find_spec("pyopencl")
-    if spec is None or not spec.submodule_search_locations:
-        return []
-    libs = os.path.join(list(spec.submodule_search_locations)[0], ".libs")
-    found = []
-    for icd in glob.glob(os.path.join(libs, "*.icd")):
-        with open(icd, encoding="utf-8", errors="replace") as f:
-            name = f.read().strip()
-        path = name if os.path.isabs(name) else os.path.join(libs, name)
-        if "pocl" in os.path.basename(path) and os.path.exists(path):
-            found.append(path)
-    return found
-
-
 def _return_constant(function_address: int, text: bytes) -> None:
     """Rewrite the x86-64 function at ``function_address`` into ``return strdup(text)``: the caller
     frees the name it gets, so each call gets a copy of a string allocated here and never freed."""
     libc = ctypes.CDLL(None)
     libc.strdup.restype = ctypes.c_void_p
     libc.strdup.argtypes = [ctypes.c_char_p]
-    libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
     constant = libc.strdup(text)
     strdup = ctypes.cast(libc.strdup, ctypes.c_void_p).value
-    code = (b"\x48\xbf" + constant.to_bytes(8, "little")     # movabs rdi, constant
-            + b"\x48\xb8" + strdup.to_bytes(8, "little")     # movabs rax, strdup
-            + b"\xff\xe0")                                   # jmp rax (strdup returns to our caller)
-    page = function_address & ~(mmap.PAGESIZE - 1)
-    length = function_address + len(code) - page
-    read, write, execute = mmap.PROT_READ, mmap.PROT_WRITE, mmap.PROT_EXEC
-    if libc.mprotect(page, length, read | write | execute) != 0:
-        raise OSError(ctypes.get_errno(), "mprotect refused to make PoCL's code writable")
-    ctypes.memmove(function_address, code, len(code))
-    libc.mprotect(page, length, read | execute)
+    write_code(function_address,
+               b"\x48\xbf" + constant.to_bytes(8, "little")     # movabs rdi, constant
+               + b"\x48\xb8" + strdup.to_bytes(8, "little")     # movabs rax, strdup
+               + b"\xff\xe0")                                   # jmp rax (strdup returns to our caller)
 
 
 def name_host_cpu() -> str | None:
@@ -124,13 +99,9 @@ def name_host_cpu() -> str | None:
     if wanted and not re.fullmatch(r"[A-Za-z0-9_.-]+", wanted):
         log.warning("%s=%r is not an LLVM CPU name: ignored", SETTING, wanted)
         wanted = ""
-    if wanted.lower() == "none" or platform.system() != "Linux" or platform.machine() != "x86_64":
+    if wanted.lower() == "none" or not patchable():
         return None
-    try:
-        libraries = _bundled_pocl()
-    except OSError:
-        return None
-    for path in libraries:
+    for path in bundled_pocl():
         try:
             lib = ctypes.CDLL(path)
             function = lib.pocl_get_llvm_cpu_name

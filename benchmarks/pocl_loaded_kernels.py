@@ -1,0 +1,112 @@
+"""The three shared TF Lite models run in turn in one process, with PoCL's limit of loaded kernels
+raised (the driver's default) and at PoCL's own 128 (``GPU_DRIVER_POCL_LOADED_KERNELS=none``).
+
+    python -m benchmarks.pocl_loaded_kernels --out benchmarks/results/<date>-pocl-loaded-kernels.md
+
+The limit is fixed for a process (gpu_driver/backends/pocl_kernel_cache.py), so the settings alternate
+by process: each round starts one process per setting, in turn.  Each process prepares the models
+and then alternates, run after run, two ways of executing them: *alone* (three executions of one
+model back to back, the last timed, for each model) and *in turn* (one timed execution of each
+model, round robin, as an application running a pipeline of models does).  Medians per process;
+the page gives the median over the rounds and every round.
+"""
+from __future__ import annotations
+
+import datetime
+import os
+import statistics
+import sys
+from pathlib import Path
+
+from .by_process import main, run_process, write_text
+from .machine import cpu_model
+
+MODELS_DIR = Path(__file__).resolve().parents[2] / "shared" / "models"
+#: model -> input range (as in benchmarks/test_tflite_models.py)
+MODELS = {"face_detection_short_range": (-1.0, 1.0), "hand_landmark_lite": (0.0, 1.0),
+          "selfie_segmentation": (0.0, 1.0)}
+#: setting label -> GPU_DRIVER_POCL_LOADED_KERNELS
+SETTINGS = {"raised (default)": "", "PoCL's 128": "none"}
+
+_ONE_PROCESS = r"""
+import json, statistics, time
+import numpy as np
+import gpu_driver as gd
+from gpu_driver import tflite
+from gpu_driver.backends.pocl_kernel_cache import loaded_kernel_limit
+device = gd.get_device("opencl")
+models = {}
+for name, (lo, hi) in %(models)r.items():
+    imported = tflite.load_model(%(folder)r + "/" + name + ".tflite")
+    rng = np.random.default_rng(0)
+    feed = [rng.uniform(lo, hi, s.shape).astype(s.dtype) for s in imported.inputs]
+    models[name] = (device.prepare_model(imported.model), feed)
+alone = {name: [] for name in models}
+in_turn = {name: [] for name in models}
+def timed(prepared, feed):
+    t0 = time.perf_counter()
+    prepared.execute(feed)
+    return (time.perf_counter() - t0) * 1e3
+for _ in range(3):
+    for prepared, feed in models.values():
+        prepared.execute(feed)
+for _ in range(%(runs)d):
+    for name, (prepared, feed) in models.items():
+        prepared.execute(feed)
+        prepared.execute(feed)
+        alone[name].append(timed(prepared, feed))
+    for name, (prepared, feed) in models.items():
+        in_turn[name].append(timed(prepared, feed))
+print(json.dumps({"limit": loaded_kernel_limit(), "version": device.get_version_string(),
+                  "alone": {n: statistics.median(v) for n, v in alone.items()},
+                  "in_turn": {n: statistics.median(v) for n, v in in_turn.items()}}))
+"""
+
+
+def one_process(setting: str, runs: int) -> dict:
+    """Median ms per model, alone and in turn, in a fresh process with ``setting``."""
+    code = _ONE_PROCESS % {"models": MODELS, "folder": str(MODELS_DIR), "runs": runs}
+    return run_process(code, "GPU_DRIVER_POCL_LOADED_KERNELS", setting)
+
+
+def write_page(path: str, rounds: int = 3, runs: int = 60) -> str:
+    load = os.getloadavg()
+    results: dict[str, list[dict]] = {s: [] for s in SETTINGS}
+    for r in range(rounds):
+        for label, setting in SETTINGS.items():
+            results[label].append(one_process(setting, runs))
+            print(f"round {r + 1}/{rounds} {label}: {results[label][-1]}", file=sys.stderr)
+    after = os.getloadavg()
+    today = datetime.date.today().isoformat()
+    lines = [f"# PoCL's loaded kernels: three models run in turn in one process — {today}", "",
+             f"Machine: {cpu_model()}, {os.cpu_count()} CPUs, no GPU; load average (1, 5, 15 min) before "
+             f"{load[0]:.2f}, {load[1]:.2f}, {load[2]:.2f}, after {after[0]:.2f}, {after[1]:.2f}, {after[2]:.2f}. "
+             "PoCL as `opencl`.",
+             "Command: `python -m benchmarks.pocl_loaded_kernels --out PAGE`. The limit is fixed per process, "
+             f"so the settings alternate by process: {rounds} rounds, each one process per setting in turn. "
+             "Each process prepares face_detection_short_range, hand_landmark_lite and selfie_segmentation "
+             f"and then alternates {runs} times: each model *alone* (three executions back to back, the "
+             "last timed) and the three *in turn* (one timed execution of each, round robin). "
+             "Medians of `PreparedModel.execute` with its copies.", "",
+             "| PoCL's loaded-kernel limit | model | alone (ms) | in turn (ms) | in turn ÷ alone |",
+             "|---|---|---|---|---|"]
+    for label in SETTINGS:
+        limit = results[label][0]["limit"]
+        for m in MODELS:
+            a = statistics.median(p["alone"][m] for p in results[label])
+            t = statistics.median(p["in_turn"][m] for p in results[label])
+            lines.append(f"| {label}: {limit} | {m} | {a:.2f} | {t:.2f} | **{t / a:.2f}** |")
+    lines += ["", "## Every round", "", "| round | limit | model | alone (ms) | in turn (ms) |", "|---|---|---|---|---|"]
+    for r in range(rounds):
+        for label in SETTINGS:
+            p = results[label][r]
+            for m in MODELS:
+                lines.append(f"| {r + 1} | {p['limit']} | {m} | {p['alone'][m]:.2f} | {p['in_turn'][m]:.2f} |")
+    lines += ["", f"Device: {results[next(iter(SETTINGS))][0]['version']}", ""]
+    return write_text(path, lines)
+
+
+if __name__ == "__main__":
+    if not all((MODELS_DIR / f"{m}.tflite").exists() for m in MODELS):
+        sys.exit(f"the shared models are not in {MODELS_DIR}")
+    sys.exit(main(__doc__, write_page, rounds=3, runs=60))
