@@ -89,6 +89,10 @@ template <int N> static __device__ __forceinline__ gd_floatv<N> gd_floatv_load(c
     for (int j = 0; j < N; ++j) v.s[j] = p[i * N + j];
     return v;
 }
+template <int N> static __device__ __forceinline__ void gd_floatv_store(float* p, long long i, const gd_floatv<N>& v) {
+#pragma unroll
+    for (int j = 0; j < N; ++j) p[i * N + j] = v.s[j];
+}
 template <int N> static __device__ __forceinline__ gd_floatv<N> operator+(gd_floatv<N> a, const gd_floatv<N>& b) {
     return a += b;
 }
@@ -101,6 +105,7 @@ template <int N> static __device__ __forceinline__ gd_floatv<N> operator*(gd_flo
 #define FLOATV(n) gd_floatv<n>
 #define FLOATV_SPLAT(n, x) gd_floatv_splat<n>(x)
 #define FLOATV_LOAD(n, p, i) gd_floatv_load<n>((p), (long long)(i))
+#define FLOATV_STORE(n, p, i, v) gd_floatv_store<n>((p), (long long)(i), (v))
 
 #ifndef INFINITY
 #define INFINITY __int_as_float(0x7f800000)

@@ -41,6 +41,7 @@
  *                      lane v[j]; v + v, v += v, x * v and v * x with a float x (every lane)
  *   FLOATV_SPLAT(n, x) the vector with every lane x
  *   FLOATV_LOAD(n, p, i)  the vector p[i*n .. i*n+n-1] of a GLOBAL float pointer (4-byte aligned)
+ *   FLOATV_STORE(n, p, i, v)  stores v there
  *                      PoCL vectorises float arrays only 8 lanes wide (256-bit AVX); arithmetic on a
  *                      16-lane FLOATV compiles to 512-bit AVX-512 code
  *
@@ -102,6 +103,7 @@ typedef float16 __attribute__((aligned(4))) gd_floatv16_unaligned;
 #define FLOATV(n) float##n
 #define FLOATV_SPLAT(n, x) ((float##n)(x))
 #define FLOATV_LOAD(n, p, i) (*(GLOBAL const gd_floatv##n##_unaligned*)((p) + (size_t)(i) * (n)))
+#define FLOATV_STORE(n, p, i, v) (*(GLOBAL gd_floatv##n##_unaligned*)((p) + (size_t)(i) * (n)) = (v))
 
 #define ROUND(x) round(x)
 #define FAST_EXP(x) native_exp(x)

@@ -57,8 +57,9 @@
 #define ${KERNEL_NAME}_ACT(v)
 #endif
 #if ${RESIDUAL} && ${RES_C} < ${N}
-#define ${KERNEL_NAME}_STORE(m, n, sum, total) { float v = (sum) + bias[n] \
-        + ((n) < ${RES_C} ? res[(m) * ${RES_C} + (n)] : 0.0f); ${KERNEL_NAME}_ACT(v); out[(m) * ${N} + (n)] = v; }
+#define ${KERNEL_NAME}_STORE(m, n, sum, total) { \
+        const float r_ = res[(m) * ${RES_C} + min((n), ${RES_C} - 1)]; /* loaded always: no branch */ \
+        float v = (sum) + bias[n] + ((n) < ${RES_C} ? r_ : 0.0f); ${KERNEL_NAME}_ACT(v); out[(m) * ${N} + (n)] = v; }
 #elif ${RESIDUAL}
 #define ${KERNEL_NAME}_STORE(m, n, sum, total) { float v = (sum) + bias[n] + res[(m) * ${N} + (n)]; \
         ${KERNEL_NAME}_ACT(v); out[(m) * ${N} + (n)] = v; }
@@ -66,6 +67,17 @@
 #define ${KERNEL_NAME}_STORE(m, n, sum, total) { float v = (sum) + bias[n]; ${KERNEL_NAME}_ACT(v); \
         out[(m) * ${N} + (n)] = v; }
 #endif
+#endif
+/* whether the column block from n0 lies inside the output's columns; inside or past the residual's */
+#if ${N} % ${NB}
+#define ${KERNEL_NAME}_WHOLE_IN_N(n0) ((n0) + ${NB} <= ${N})
+#else
+#define ${KERNEL_NAME}_WHOLE_IN_N(n0) 1
+#endif
+#if ${RESIDUAL} && ${RES_C} % ${NB}
+#define ${KERNEL_NAME}_WHOLE_IN_RES(n0) ((n0) + ${NB} <= ${RES_C} || (n0) >= ${RES_C})
+#else
+#define ${KERNEL_NAME}_WHOLE_IN_RES(n0) 1
 #endif
 KERNEL void ${KERNEL_NAME}(GLOBAL const float* RESTRICT a, GLOBAL const float* RESTRICT w,
                            GLOBAL const ${ACC_T}* RESTRICT bias,
@@ -229,6 +241,20 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const float* RESTRICT a, GLOBAL const float* R
 #if ${M} % ${MB}
         if (m >= ${M}) break;                    /* partial last row block */
 #endif
+        /* float: a block inside the output's columns, and inside or past the residual's, as one
+         * vector (bias and residual loads, activation, store); the others output by output */
+#if !${QUANT}
+        if (${KERNEL_NAME}_WHOLE_IN_N(n0) && ${KERNEL_NAME}_WHOLE_IN_RES(n0)) {
+            FLOATV(${NB}) v = acc[r] + FLOATV_LOAD(${NB}, bias, nb);
+#if ${RESIDUAL}
+            if (n0 < ${RES_C}) v += FLOATV_LOAD(${NB}, res + m * ${RES_C} + n0, 0);
+#endif
+#pragma unroll
+            for (int j = 0; j < ${NB}; ++j) ${KERNEL_NAME}_ACT(v[j]);
+            FLOATV_STORE(${NB}, out + m * ${N} + n0, 0, v);
+            continue;
+        }
+#endif
 #pragma unroll
         for (int j = 0; j < ${NB}; ++j) {
             const int n = n0 + j;
@@ -242,3 +268,5 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const float* RESTRICT a, GLOBAL const float* R
 }
 #undef ${KERNEL_NAME}_STORE
 #undef ${KERNEL_NAME}_ACT
+#undef ${KERNEL_NAME}_WHOLE_IN_N
+#undef ${KERNEL_NAME}_WHOLE_IN_RES

@@ -246,3 +246,40 @@ def test_a_channel_padded_shortcut_is_read_unpadded(accelerator):
     y = _add(b, c, _pad(b, x, [[0, 0], [1, 0], [0, 0], [0, 0]], (1, SHAPE[1], SHAPE[2], COUT)))
     b.set_outputs([y])
     assert O.PAD in [n.type for n in prepare_graph(b.finish()).nodes]
+
+
+@pytest.mark.parametrize("cin, cout, padded", [(24, 40, True), (32, 48, True), (16, 32, False), (24, 40, False)])
+def test_wide_epilogues_with_whole_and_partial_column_blocks(accelerator, cin, cout, padded):
+    # column blocks of 16 (8, 4): blocks inside the output's and the shortcut's channels are stored as
+    # vectors, a block past the shortcut's channels adds nothing, a block straddling either end goes
+    # output by output; 7x5 pixels leave a partial row block
+    rng = np.random.default_rng(cin + cout)
+    w = rng.uniform(-1, 1, (cout, 1, 1, cin)).astype(np.float32)
+    bias = rng.uniform(-1, 1, cout).astype(np.float32)
+    shape = (1, 7, 5, cin)
+    i32 = lambda v: b.add_scalar(T.INT32, v)  # noqa: E731
+    b = gd.ModelBuilder()
+    x = b.add_input(T.TENSOR_FLOAT32, list(shape))
+    c = b.add_operand(T.TENSOR_FLOAT32, [1, 7, 5, cout])
+    b.add_operation(O.CONV_2D, [x, b.add_constant(T.TENSOR_FLOAT32, list(w.shape), w),
+                                b.add_constant(T.TENSOR_FLOAT32, [cout], bias),
+                                i32(0), i32(0), i32(0), i32(0), i32(1), i32(1), i32(NONE)], [c])
+    if padded:
+        shortcut = _pad(b, x, [[0, 0], [0, 0], [0, 0], [0, cout - cin]], (1, 7, 5, cout))
+    else:
+        shortcut = b.add_input(T.TENSOR_FLOAT32, [1, 7, 5, cout])
+    y = _add(b, c, shortcut, act=RELU6, shape=(1, 7, 5, cout))
+    b.set_outputs([y])
+    model = b.finish()
+    nodes = prepare_graph(model).nodes
+    assert [n.type for n in nodes] == [O.CONV_2D] and nodes[0].params.residual
+    xv = rng.uniform(-2, 2, shape).astype(np.float32)
+    feeds = [xv]
+    if padded:
+        res = np.concatenate([xv, np.zeros(shape[:3] + (cout - cin,), np.float32)], axis=3)
+    else:
+        res = rng.uniform(-2, 2, (1, 7, 5, cout)).astype(np.float32)
+        feeds.append(res)
+    want = np.clip(_pointwise(xv, w, bias) + res, 0, 6)
+    got = accelerator.prepare_model(model).execute(feeds)[0]
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
