@@ -25,6 +25,11 @@
     _Pragma("unroll") for (int j_ = 0; j_ < ${CB}; ++j_) wv[j_] = (wrow)[j_]
 #define ${KERNEL_NAME}_MAC(p, x) _Pragma("unroll") for (int j_ = 0; j_ < ${CB}; ++j_) acc[p][j_] += (x) * wv[j_]
 #endif
+#if ${CO} % ${CB}
+#define ${KERNEL_NAME}_WHOLE_BLOCK(co0) ((co0) + ${CB} <= ${CO})
+#else
+#define ${KERNEL_NAME}_WHOLE_BLOCK(co0) 1
+#endif
 KERNEL void ${KERNEL_NAME}(GLOBAL const ${T}* RESTRICT in, GLOBAL const ${MAC_T}* RESTRICT w,
                            GLOBAL const ${ACC_T}* RESTRICT bias, GLOBAL ${OUT_T}* RESTRICT out) {
     const int cb = GLOBAL_ID(0);
@@ -114,6 +119,18 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const ${T}* RESTRICT in, GLOBAL const ${MAC_T}
         if (ox >= ${OW}) break;
 #endif
         const int obase = ((n * ${OH} + oy) * ${OW} + ox) * ${CO};
+#if ${VECTOR} && !${QUANT}
+        if (${KERNEL_NAME}_WHOLE_BLOCK(co0)) {   /* the block's CB outputs as one vector */
+            FLOATV(${CB}) v = acc[p] + FLOATV_LOAD(${CB}, bias, cb);
+#if ${HAS_ACT}
+#pragma unroll
+            for (int j = 0; j < ${CB}; ++j)
+                FUSED_ACTIVATION(v[j], ${ACT_FMIN}, ${ACT_FMAX}, ${ACT_NAN_LOW}, ${ACT_HARD_SWISH});
+#endif
+            FLOATV_STORE(${CB}, out + obase + co0, 0, v);
+            continue;
+        }
+#endif
 #pragma unroll
         for (int j = 0; j < ${CB}; ++j) {
             const int co = co0 + j;
@@ -134,3 +151,4 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const ${T}* RESTRICT in, GLOBAL const ${MAC_T}
 }
 #undef ${KERNEL_NAME}_WEIGHTS
 #undef ${KERNEL_NAME}_MAC
+#undef ${KERNEL_NAME}_WHOLE_BLOCK
