@@ -42,6 +42,8 @@
  *   FLOATV_SPLAT(n, x) the vector with every lane x
  *   FLOATV_LOAD(n, p, i)  the vector p[i*n .. i*n+n-1] of a GLOBAL float pointer (4-byte aligned)
  *   FLOATV_STORE(n, p, i, v)  stores v there
+ *   FLOATV_ACTIVATION(n, v, lo, hi, nan_low, hard_swish)   FUSED_ACTIVATION (activations.h) on every
+ *                      lane of the FLOATV lvalue v (on OpenCL as vector operations)
  *                      PoCL vectorises float arrays only 8 lanes wide (256-bit AVX); arithmetic on a
  *                      16-lane FLOATV compiles to 512-bit AVX-512 code
  *
@@ -104,6 +106,16 @@ typedef float16 __attribute__((aligned(4))) gd_floatv16_unaligned;
 #define FLOATV_SPLAT(n, x) ((float##n)(x))
 #define FLOATV_LOAD(n, p, i) (*(GLOBAL const gd_floatv##n##_unaligned*)((p) + (size_t)(i) * (n)))
 #define FLOATV_STORE(n, p, i, v) (*(GLOBAL gd_floatv##n##_unaligned*)((p) + (size_t)(i) * (n)) = (v))
+/* FUSED_ACTIVATION (activations.h) on every lane of a FLOATV lvalue: the clamp's comparisons and
+ * selections as vector operations, HARD_SWISH as gd_hard_swish does it */
+#define GD_HARD_SWISH_V(n) DEVICE_FN float##n gd_hard_swish##n(float##n x) { \
+        const float##n r6 = 0.0f < x + 3.0f ? x + 3.0f : (float##n)(0.0f); \
+        return x * (r6 < 6.0f ? r6 : (float##n)(6.0f)) / 6.0f; }
+GD_HARD_SWISH_V(4)
+GD_HARD_SWISH_V(8)
+GD_HARD_SWISH_V(16)
+#define FLOATV_ACTIVATION(n, v, lo, hi, nan_low, hard_swish) \
+    (FUSED_CLAMP(v, lo, hi, nan_low), (v) = (hard_swish) ? gd_hard_swish##n(v) : (v))
 
 #define ROUND(x) round(x)
 #define FAST_EXP(x) native_exp(x)

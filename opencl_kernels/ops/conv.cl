@@ -123,9 +123,7 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const ${T}* RESTRICT in, GLOBAL const ${MAC_T}
         if (${KERNEL_NAME}_WHOLE_BLOCK(co0)) {   /* the block's CB outputs as one vector */
             FLOATV(${CB}) v = acc[p] + FLOATV_LOAD(${CB}, bias, cb);
 #if ${HAS_ACT}
-#pragma unroll
-            for (int j = 0; j < ${CB}; ++j)
-                FUSED_ACTIVATION(v[j], ${ACT_FMIN}, ${ACT_FMAX}, ${ACT_NAN_LOW}, ${ACT_HARD_SWISH});
+            FLOATV_ACTIVATION(${CB}, v, ${ACT_FMIN}, ${ACT_FMAX}, ${ACT_NAN_LOW}, ${ACT_HARD_SWISH});
 #endif
             FLOATV_STORE(${CB}, out + obase + co0, 0, v);
             continue;

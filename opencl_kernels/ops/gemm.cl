@@ -249,8 +249,9 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const float* RESTRICT a, GLOBAL const float* R
 #if ${RESIDUAL}
             if (n0 < ${RES_C}) v += FLOATV_LOAD(${NB}, res + m * ${RES_C} + n0, 0);
 #endif
-#pragma unroll
-            for (int j = 0; j < ${NB}; ++j) ${KERNEL_NAME}_ACT(v[j]);
+#if ${HAS_ACT}
+            FLOATV_ACTIVATION(${NB}, v, ${ACT_FMIN}, ${ACT_FMAX}, ${ACT_NAN_LOW}, ${ACT_HARD_SWISH});
+#endif
             FLOATV_STORE(${NB}, out + m * ${N} + n0, 0, v);
             continue;
         }

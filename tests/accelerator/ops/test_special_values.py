@@ -94,15 +94,15 @@ def test_relu_after_an_operation_with_a_fused_activation_keeps_its_nan_rule(acce
         assert out[0] == 0.0 and out[1] == 0.0 and out[2] == 2.0, (device.name, out)
 
 
-def _producer(b, op, x, shape):
-    """(output, input shapes) of ``op`` with fused activation NONE on input ``x`` of ``shape`` (NHWC, 2
-    channels; ones for weights, zero bias): a producer a following RELU can be fused into."""
+def _producer(b, op, x, shape, act: int = 0):
+    """(output, input shapes) of ``op`` with fused activation ``act`` (NONE: a producer a following
+    RELU can be fused into) on input ``x`` of ``shape`` (NHWC; ones for weights, zero bias)."""
     import gpu_driver as gd
     from gpu_driver import OperandType as T, OperationType as O
 
     T32 = T.TENSOR_FLOAT32
     n, h, w, c = shape
-    one, none = b.add_scalar(T.INT32, 1), b.add_scalar(T.INT32, 0)
+    one, none = b.add_scalar(T.INT32, 1), b.add_scalar(T.INT32, act)
 
     def const(dims):
         return b.add_constant(T32, dims, np.ones(int(np.prod(dims)), np.float32))
@@ -133,19 +133,23 @@ def _producer(b, op, x, shape):
     return out, out_shape
 
 
+_PRODUCERS = ["ADD", "FULLY_CONNECTED", "CONV_2D 1x1", "CONV_2D 3x3", "DEPTHWISE_CONV_2D", "GROUPED_CONV_2D",
+              "TRANSPOSE_CONV_2D"]
+
+
+@pytest.mark.parametrize("channels", [2, 16])
 @pytest.mark.parametrize("relu", ["RELU", "RELU1", "RELU6", "HARD_SWISH"])
-@pytest.mark.parametrize("producer", ["ADD", "FULLY_CONNECTED", "CONV_2D 1x1", "CONV_2D 3x3", "DEPTHWISE_CONV_2D",
-                                      "GROUPED_CONV_2D", "TRANSPOSE_CONV_2D"])
-def test_relu_fused_into_each_producer_keeps_its_nan_rule(accelerator, producer, relu):
+@pytest.mark.parametrize("producer", _PRODUCERS)
+def test_relu_fused_into_each_producer_keeps_its_nan_rule(accelerator, producer, relu, channels):
     """A float RELU / RELU1 / RELU6 / HARD_SWISH after each kind of producer with a fused activation:
     the compiler fuses it (no such node is left), and NaNs, infinities and values beyond the bounds come
     out as the reference device computes them unfused: a NaN gives a RELU's lower bound; HARD_SWISH
-    gets finite values across its three pieces."""
+    gets finite values across its three pieces.  16 channels: the epilogues that store whole vectors."""
     import gpu_driver as gd
     from gpu_driver import OperandType as T, OperationType as O
     from gpu_driver.compiler.pipeline import prepare_graph
 
-    shape = (1, 3, 3, 2)
+    shape = (1, 3, 3, channels)
     b = gd.ModelBuilder()
     x = b.add_input(T.TENSOR_FLOAT32, list(shape))
     mid, out_shape = _producer(b, producer, x, shape)
@@ -169,3 +173,27 @@ def test_relu_fused_into_each_producer_keeps_its_nan_rule(accelerator, producer,
         lo = {"RELU": 0.0, "RELU1": -1.0, "RELU6": 0.0}[relu]
         assert not np.isnan(want).any() and (want == lo).any()
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("act", [1, 2, 3])
+@pytest.mark.parametrize("producer", ["FULLY_CONNECTED", "CONV_2D 1x1", "CONV_2D 3x3", "DEPTHWISE_CONV_2D"])
+def test_a_producers_own_activation_lets_nan_through(accelerator, producer, act):
+    """The producer's own fused RELU / RELU1 / RELU6 (std::min(std::max(x, lo), hi)) keeps a NaN NaN and
+    clamps infinities, in the scalar and the whole-vector epilogues (2 and 16 channels), as the
+    reference device computes it."""
+    import gpu_driver as gd
+    from gpu_driver import OperandType as T
+
+    values = np.array([np.nan, 0.25, -3.0, np.inf, -np.inf, 9.0, -0.5, 2.0, 0.75], np.float32)
+    for channels in (2, 16):
+        shape = (1, 3, 3, channels)
+        b = gd.ModelBuilder()
+        x = b.add_input(T.TENSOR_FLOAT32, list(shape))
+        out, _ = _producer(b, producer, x, shape, act)
+        b.set_outputs([out])
+        model = b.finish()
+        feed = [np.resize(values, shape).astype(np.float32)]
+        got = accelerator.prepare_model(model).execute(feed)[0]
+        want = gd.get_device("reference").prepare_model(model).execute(feed)[0]
+        assert np.isnan(want).any(), (producer, channels)
+        np.testing.assert_array_equal(got, want)
