@@ -465,17 +465,23 @@ def lower_conv_2d(ctx: LoweringContext) -> None:
     # more than 8 float channels take the fewest blocks: 16 lanes for 24 or 40 channels measured
     # 0.63-0.75x the time of 8 lanes (3x3 and 5x5 layers of 3-32 input channels, PoCL on AMD Zen 5)
     blocks = (8, 4) if mac == "int" else (16, 8, 4)
-    if mac == "float" and co > 8 and autotune.target_tuning().one_register_vectors:
+    target = autotune.target_tuning()
+    if mac == "float" and co > 8 and target.one_register_vectors:
         cb = min(blocks, key=lambda b: (ceil_div(co, b), b))
     else:
         cb = min((b for b in blocks if b <= co), key=lambda b: (ceil_div(co, b) * b, -b), default=co)
-    px_most = 4
+    pixels_most = (4,)
     if mac == "float" and 16 < co <= 24 and p.in_c > UNROLL_CHANNELS:
         # one scalar block of 24 channels x 2 pixels: 1.2-1.4x faster than 16- or 8-channel vectors
         # past the first layer (PoCL, 32²×32→24 and 64²×16→24 3×3); a 3-channel first layer takes three
         # blocks of 8 (0.7-0.8x the 24-wide block's time)
-        cb, px_most = 24, 2
+        cb, pixels_most = 24, (2,)
     vector = mac == "float" and cb in (16, 8, 4)
+    if vector and target.one_register_vectors:
+        # 8 pixels where a block's accumulators are one register each (AVX-512): on PoCL, AMD Zen 5,
+        # 0.5-0.87x the time of 4 (3×3 layers of 16-96 channels, 3-channel first layers), up to 1.08x
+        # on a few; 4 stays the tuned alternative
+        pixels_most = (8, 4)
     cob = ceil_div(co, cb)
     cop = cob * cb
     packed = np.zeros((cop, p.kernel_h, p.kernel_w, p.in_c), dtype=np.float32 if mac == "float" else w.dtype)
@@ -483,18 +489,29 @@ def lower_conv_2d(ctx: LoweringContext) -> None:
     packed = packed.reshape(cob, cb, -1).transpose(0, 2, 1)    # [COB][KH*KW*CI][CB]
     bias = np.zeros(cop, dtype=w.dtype)
     bias[:co] = _bias(ctx)
-    px = _pixel_tile(p.out_w, px_most)
-    pblocks = ceil_div(p.out_w, px)
     io_type = ctype(ctx.inputs[0])
     x, in_type, zx = centred_input(ctx, ctx.input(0), p.batch * p.in_h * p.in_w * p.in_c, io_type, p.quant, mac)
-    d = _common_defines(ctx, p)
-    d.update({"T": in_type, "ZX": zx, "MAC_T": mac, "CB": cb, "COB": cob, "PX": px, "PBLOCKS": pblocks,
-              "EXACT": int(p.out_w % px == 0), "VECTOR": int(vector),
-              "UNROLL_CHANNELS": int(p.in_c <= UNROLL_CHANNELS),
-              "UNROLL_TAPS": int(not vector and cb <= 16 and p.in_c * p.kernel_h * p.kernel_w <= 32)})
+    base = _common_defines(ctx, p)
+    base.update({"T": in_type, "ZX": zx, "MAC_T": mac, "CB": cb, "COB": cob, "VECTOR": int(vector),
+                 "UNROLL_CHANNELS": int(p.in_c <= UNROLL_CHANNELS),
+                 "UNROLL_TAPS": int(not vector and cb <= 16 and p.in_c * p.kernel_h * p.kernel_w <= 32)})
+
+    def specialise(most: int) -> dict:
+        px = _pixel_tile(p.out_w, most)
+        return dict(base, PX=px, PBLOCKS=ceil_div(p.out_w, px), EXACT=int(p.out_w % px == 0))
+
+    def trial(i: int) -> autotune.Trial:  # only vector tiles have alternatives: their input is float
+        d = dict(specialise(pixels_most[i]), OUT_T="int" if p.quant is not None else io_type)
+        return autotune.Trial("conv.cl", d, [np.zeros(p.batch * p.in_h * p.in_w * p.in_c, np.float32), packed, bias],
+                              p.batch * p.out_h * p.out_w * co * 4, (cob, d["PBLOCKS"], d["ROWS"]),
+                              Work.REGISTER_TILES)
+
+    flops = 2 * p.batch * p.out_h * p.out_w * co * p.kernel_h * p.kernel_w * p.in_c
+    key = ("conv.cl", *sorted(base.items()))
+    d = specialise(pixels_most[autotune.choose(key, len(pixels_most), flops, trial)])
     emit_with_requantization(ctx, "conv.cl", d, [x, ctx.constant(packed), ctx.constant(bias)],
-                             (cob, pblocks, d["ROWS"]), Work.REGISTER_TILES, p.quant, p.batch * p.out_h * p.out_w, co,
-                             act_defines(p, ctx.outputs[0]), io_type)
+                             (cob, d["PBLOCKS"], d["ROWS"]), Work.REGISTER_TILES, p.quant,
+                             p.batch * p.out_h * p.out_w, co, act_defines(p, ctx.outputs[0]), io_type)
 
 
 def lower_depthwise_conv_2d(ctx: LoweringContext) -> None:

@@ -101,6 +101,32 @@ def test_depthwise_vector_kernel(accelerator, monkeypatch, case, lanes):
               *pad, *strides, i32(1), *tail], [Out(F32)], rng, what=str(case))
 
 
+@pytest.mark.parametrize("candidate", [0, 1])
+@pytest.mark.parametrize("case", INTERIOR_CASES[:3] + [(1, 9, 28, 16, 16, 3, 3, 1, 1, 1, 3)])
+def test_conv2d_pixel_tiles(accelerator, monkeypatch, case, candidate):
+    """Where a vector block's accumulators are one register each (forced here on every device),
+    conv.cl's float tiles take 8 pixels, or 4 as the tuned alternative: each forced in turn (partial
+    pixel blocks: 12 and 10 output columns; 7 for 14 and 28 columns)."""
+    from gpu_driver.compiler import autotune
+
+    counts = []
+
+    def forced(key, count, flops, trial):
+        counts.append(count)
+        return min(candidate, count - 1)
+
+    monkeypatch.setattr(autotune, "choose", forced)
+    monkeypatch.setattr(accelerator.backend.tuning, "one_register_vectors", True)
+    monkeypatch.setenv("GPU_DRIVER_PRIVATE_CACHE", "0")
+    rng = np.random.default_rng(17)
+    n, h, w, ci, co, kh, kw, s, d, padding, act = case
+    pad, strides, tail = _spatial(padding, s, act, d)
+    check_op(accelerator, OP.CONV_2D, [In(F32, (n, h, w, ci)), _weights(rng, False, (co, kh, kw, ci)),
+                                       _bias(rng, False, co), *pad, *strides, *tail], [Out(F32)], rng,
+             what=f"{case} candidate {candidate}")
+    assert counts == [2]
+
+
 def test_nchw_dilated_hand_worked(accelerator):
     # 3x3 image 1..9 (NCHW), 2x2 filter of ones dilated by 2 taps the four corners: 1 + 3 + 7 + 9 = 20,
     # + bias 0.5; depthwise with multiplier 2 (filter 1 and 2 everywhere) gives 20.5 and 40.5
