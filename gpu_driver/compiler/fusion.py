@@ -20,6 +20,12 @@
   channels at the end of the last axis only (its sole consumer) is read unpadded: the PAD disappears
   and the epilogue adds zeros for the channels past the residual's own (a MediaPipe BlazeFace block
   pads its shortcut so).
+- :func:`fuse_input_scales`: a float MUL (activation NONE) of a tensor by a vector along its last axis
+  (every other axis of the vector 1: a squeeze-and-excitation block's channel weights), whose only
+  consumer takes the product as its input 0 and can scale its input channels (its family registers
+  ``accepts_input_scale``: a GEMM, which multiplies each weight row by the channel's scale),
+  disappears into that consumer: it reads the tensor, and the vector becomes its last input before
+  a residual (``input_scale``).  Runs after the residual ADDs are fused.
 - :func:`fold_constants`: a node whose inputs are all constant is computed once, at preparation, with
   the reference device's kernel; its outputs become constants (``TensorInfo.value`` set).
 
@@ -246,6 +252,64 @@ def fold_channel_pads(graph: Graph) -> int:
         graph.nodes.remove(pad)
         folded += 1
     return folded
+
+
+def _channel_vector(shape, channels: int) -> bool:
+    """``shape`` is a vector of ``channels`` along the last axis: every other axis 1."""
+    return len(shape) >= 1 and shape[-1] == channels and all(d == 1 for d in shape[:-1])
+
+
+def _input_scale(graph: Graph, mul: Node, users: dict[int, list[Node]]) -> tuple[Node, Node] | None:
+    """(consumer, consumer with ``mul`` fused as its input scale) when ``mul`` qualifies
+    (:func:`fuse_input_scales`), else None."""
+    p = mul.params
+    if (mul.type != OperationType.MUL or p is None or len(mul.inputs) < 2 or p.activation != 0
+            or p.nan_to_low or p.hard_swish):
+        return None
+    out = mul.outputs[0]
+    readers = users.get(out, [])
+    if len(readers) != 1 or out in graph.subgraph.output_indexes:
+        return None
+    node = readers[0]
+    entry = lookup(node.type)
+    if (entry is None or entry.accepts_input_scale is None or node.params is None or not node.inputs
+            or node.inputs[0] != out or out in node.inputs[1:] or getattr(node.params, "input_scale", True)):
+        return None
+    info = graph.tensors[out]
+    if info.type != OperandType.TENSOR_FLOAT32 or not info.known_shape or not info.shape:
+        return None
+    for side in (0, 1):
+        x, s = (graph.tensors[mul.inputs[i]] for i in (side, 1 - side))
+        if (x.type == s.type == OperandType.TENSOR_FLOAT32 and x.known_shape and s.known_shape
+                and tuple(x.shape) == tuple(info.shape) and _channel_vector(s.shape, info.shape[-1])):
+            try:
+                if not entry.accepts_input_scale(LoweringContext(graph, node)):
+                    return None
+            except Exception:
+                return None
+            inputs = list(node.inputs)
+            inputs[0] = mul.inputs[side]
+            inputs.insert(len(inputs) - 1 if getattr(node.params, "residual", False) else len(inputs),
+                          mul.inputs[1 - side])
+            return node, Node(node.index, node.type, inputs, list(node.outputs),
+                              replace(node.params, input_scale=True))
+    return None
+
+
+def fuse_input_scales(graph: Graph) -> int:
+    """Rewrite ``graph`` in place (after :func:`fuse_residual_adds`); returns the number of MULs fused."""
+    fused = 0
+    users = consumers(graph)
+    for mul in list(graph.nodes):
+        found = _input_scale(graph, mul, users)
+        if found is None:
+            continue
+        node, scaled = found
+        graph.nodes[graph.nodes.index(node)] = scaled
+        graph.nodes.remove(mul)
+        users = consumers(graph)
+        fused += 1
+    return fused
 
 
 def fold_constants(graph: Graph) -> int:

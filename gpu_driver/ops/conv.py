@@ -68,11 +68,14 @@ class Conv2DParams(Window2DParams):
     out[n,y,x,o] = act(bias[o] + Σ_{i,j,c} in[n, y·sh − pt + i·dh, x·sw − pl + j·dw, c]·filter[o,i,j,c]).
     ``quant`` is None for float types.  ``residual``: a float ADD fused into this operation
     (compiler/fusion.py): the node's last input, of the output's shape, is added to the sum before
-    the fused activation (the ADD's).
+    the fused activation (the ADD's).  ``input_scale``: a float MUL of the input by a vector along its
+    channels fused into it: that vector is the node's last input (before the residual), and each
+    input channel is scaled by it.
     """
 
     quant: Requantization | None = None
     residual: bool = False
+    input_scale: bool = False
 
 
 @dataclass
@@ -436,7 +439,8 @@ def _is_pointwise(p: Conv2DParams) -> bool:
 
 
 def conv_2d_accepts_residual(ctx: LoweringContext) -> bool:
-    """A float32 1×1 convolution lowered as a GEMM adds a residual tensor in its epilogue."""
+    """A float32 1×1 convolution lowered as a GEMM adds a residual tensor in its epilogue (and scales
+    its input channels)."""
     p = ctx.params
     return p.batch > 0 and p.quant is None and _supports_tiled(ctx) and _is_pointwise(p)
 
@@ -696,7 +700,8 @@ def transpose_multiply_adds(inputs: list[TensorInfo], outputs: list[TensorInfo])
 
 @operation(OperationType.CONV_2D, signature=CONV_2D_SIGNATURE, reference=reference_conv_2d, lower=lower_conv_2d,
            supports=supports_conv, fused_activation_input=conv_2d_fused_activation_input,
-           multiply_adds=filter_rows_multiply_adds, accepts_residual=conv_2d_accepts_residual)
+           multiply_adds=filter_rows_multiply_adds, accepts_residual=conv_2d_accepts_residual,
+           accepts_input_scale=conv_2d_accepts_residual)
 def conv_2d(inputs: list[TensorInfo], outputs: list[TensorInfo]) -> Conv2DParams:
     return _conv("CONV_2D", inputs, outputs, depthwise=False)
 

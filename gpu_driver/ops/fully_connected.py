@@ -35,13 +35,16 @@ class FullyConnectedParams(ActivationParams):
     bias [num_units]; output [batch, num_units].  ``quant`` (None for float types) holds the
     requantisation constants (per-tensor: every entry of output_multiplier/output_shift equal).
     ``residual``: a float ADD fused into this operation (compiler/fusion.py): the node's last input,
-    [batch, num_units], is added before the fused activation (the ADD's)."""
+    [batch, num_units], is added before the fused activation (the ADD's).  ``input_scale``: a float
+    MUL of the input by a vector of input_size fused into it: that vector is the node's last input
+    (before the residual), and each input element is scaled by it."""
 
     batch: int = 0
     input_size: int = 0
     num_units: int = 0
     quant: Requantization | None = None
     residual: bool = False
+    input_scale: bool = False
 
 
 # ---- signature --------------------------------------------------------------------------------------
@@ -120,6 +123,12 @@ def fully_connected_accepts_residual(ctx: LoweringContext) -> bool:
     return p.batch > 0 and p.quant is None and _supports_tiled(ctx)
 
 
+def fully_connected_accepts_input_scale(ctx: LoweringContext) -> bool:
+    """The GEMM scales its input's elements by a vector when each row of input_size is one row of
+    the input's last axis."""
+    return fully_connected_accepts_residual(ctx) and ctx.inputs[0].shape[-1] == ctx.params.input_size
+
+
 # ---- the operation ----------------------------------------------------------------------------------
 
 def fully_connected_fused_activation_input(inputs: list[TensorInfo]) -> int | None:
@@ -129,7 +138,7 @@ def fully_connected_fused_activation_input(inputs: list[TensorInfo]) -> int | No
 @operation(OperationType.FULLY_CONNECTED, signature=FULLY_CONNECTED_SIGNATURE, reference=reference_fully_connected,
            lower=lower_fully_connected, supports=supports_fully_connected,
            fused_activation_input=fully_connected_fused_activation_input, multiply_adds=filter_rows_multiply_adds,
-           accepts_residual=fully_connected_accepts_residual)
+           accepts_residual=fully_connected_accepts_residual, accepts_input_scale=fully_connected_accepts_input_scale)
 def fully_connected(inputs: list[TensorInfo], outputs: list[TensorInfo]) -> FullyConnectedParams:
     name = "FULLY_CONNECTED"
     inp, weights, bias, act = inputs[:4]

@@ -210,16 +210,21 @@ def lower_gemm(ctx: LoweringContext, a: TensorId, m: int, weights: np.ndarray, b
     conv_requantize.cl after it, v1 the same), a work group's go through conv_requantize.cl.
     With ``residual`` set in the node's params (a fused ADD, float only), the node's last input, a
     float [m, N] tensor, is added to the result before the activation; a residual of fewer channels
-    (a folded zero channel PAD, compiler/fusion.py) adds zeros past its own."""
+    (a folded zero channel PAD, compiler/fusion.py) adds zeros past its own.  With ``input_scale``
+    (a fused MUL), the node's last input before the residual, a float vector [K], scales column k of
+    ``a`` (each weight row k is multiplied by it in the kernel)."""
     n, k = weights.shape
     chunk = min(k, float_chunk(quant, io_type, weights)) if quant is not None else k
     weights = weights.astype(np.float32)
     a, _, _ = centred_input(ctx, a, m * k, io_type, quant, "float")
     base = {"ACC_T": "int" if quant is not None else "float", "QUANT": int(quant is not None), "M": m, "K": k,
             "N": n, "KC": chunk, "CHUNKED": int(chunk < k), "RESIDUAL": int(ctx.params.residual), "BK": GROUP_DEPTH,
+            "SCALE": int(getattr(ctx.params, "input_scale", False)),
             "RES_C": ctx.inputs[-1].shape[-1] if ctx.params.residual else n, "REQUANT": 0, "CENTRED": 0, "CP": n,
             "ZO": quant.output_zero_point if quant is not None else 0, **multiplier_defines(quant), **act}
-    extra = [ctx.input(len(ctx.node.inputs) - 1)] if ctx.params.residual else []
+    last = len(ctx.node.inputs) - 1
+    scale = [ctx.input(last - int(ctx.params.residual))] if base["SCALE"] else []
+    extra = scale + ([ctx.input(last)] if ctx.params.residual else [])
 
     def specialise(tile: Tile):
         """(defines, packed constants, global size, work) of ``tile``."""
@@ -245,7 +250,9 @@ def lower_gemm(ctx: LoweringContext, a: TensorId, m: int, weights: np.ndarray, b
         d, consts, grid, work = specialise(candidates[i])
         d["OUT_T"] = "int" if quant is not None else io_type
         return autotune.Trial("gemm.cl", d, [np.zeros(m * k, np.float32), *consts,
-                                             *(np.zeros(m * n, np.float32) for _ in extra)], m * n * 4, grid, work)
+                                             *(np.ones(k, np.float32) for _ in scale),
+                                             *(np.zeros(m * n, np.float32) for _ in extra[len(scale):])],
+                              m * n * 4, grid, work)
 
     key = ("gemm.cl", candidates[0].group, *sorted(base.items()))
     chosen = candidates[autotune.choose(key, len(candidates), 2 * m * n * k, trial)]

@@ -25,7 +25,9 @@
  * multipliers, CP shifts, read with PER_CHANNEL), into out (OUT_T = the quant8 type), and with CENTRED
  * writes centred[m][n] = out - ZO as float too (the input of a following convolution).
  * Otherwise OUT_T = float.  RESIDUAL (float): res [M][RES_C] float is added to each sum before the
- * activation (a fused ADD); columns from RES_C on add 0 (a folded zero channel PAD). */
+ * activation (a fused ADD); columns from RES_C on add 0 (a folded zero channel PAD).  SCALE (float):
+ * column k of a is multiplied by scale[k] (a fused MUL of a by a channel vector): GROUP 0 scales
+ * the weight row k, GROUP 1 the slice of a it copies. */
 /* the store of output (m, n) from its float sum (CHUNKED: its int total) */
 #if ${QUANT} && ${REQUANT}
 #if ${PER_CHANNEL}
@@ -68,6 +70,12 @@
         out[(m) * ${N} + (n)] = v; }
 #endif
 #endif
+/* "* scale[k]" where column k of a is scaled (SCALE), else nothing */
+#if ${SCALE}
+#define ${KERNEL_NAME}_SCALED(k) * scale[k]
+#else
+#define ${KERNEL_NAME}_SCALED(k)
+#endif
 /* whether the column block from n0 lies inside the output's columns; inside or past the residual's */
 #if ${N} % ${NB}
 #define ${KERNEL_NAME}_WHOLE_IN_N(n0) ((n0) + ${NB} <= ${N})
@@ -81,6 +89,9 @@
 #endif
 KERNEL void ${KERNEL_NAME}(GLOBAL const float* RESTRICT a, GLOBAL const float* RESTRICT w,
                            GLOBAL const ${ACC_T}* RESTRICT bias,
+#if ${SCALE}
+                           GLOBAL const float* RESTRICT scale,
+#endif
 #if ${RESIDUAL}
                            GLOBAL const float* RESTRICT res,
 #endif
@@ -113,7 +124,7 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const float* RESTRICT a, GLOBAL const float* R
     float anext[(${MB} * ${BK} / 256)], wnext[(${NB} * ${BK} / 256)];
 #pragma unroll
     for (int q = 0; q < (${MB} * ${BK} / 256); ++q)
-        anext[q] = (${K} % ${BK} == 0 || akk[q] < ${K}) ? arow[q][akk[q]] : 0.0f;
+        anext[q] = (${K} % ${BK} == 0 || akk[q] < ${K}) ? arow[q][akk[q]] ${KERNEL_NAME}_SCALED(akk[q]) : 0.0f;
 #pragma unroll
     for (int q = 0; q < (${NB} * ${BK} / 256); ++q) {
         const int e = tid + 256 * q, kk = e / ${NB};
@@ -146,7 +157,8 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const float* RESTRICT a, GLOBAL const float* R
         if (k1 < ${K}) {                              /* the next slice, in flight during the products */
 #pragma unroll
             for (int q = 0; q < (${MB} * ${BK} / 256); ++q)
-                anext[q] = (${K} % ${BK} == 0 || k1 + akk[q] < ${K}) ? arow[q][k1 + akk[q]] : 0.0f;
+                anext[q] = (${K} % ${BK} == 0 || k1 + akk[q] < ${K})
+                           ? arow[q][k1 + akk[q]] ${KERNEL_NAME}_SCALED(k1 + akk[q]) : 0.0f;
 #pragma unroll
             for (int q = 0; q < (${NB} * ${BK} / 256); ++q) {
                 const int e = tid + 256 * q, kk = k1 + e / ${NB};
@@ -222,7 +234,7 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const float* RESTRICT a, GLOBAL const float* R
         const int k0 = 0, k1 = ${K};
 #endif
         for (int k = k0; k < k1; ++k) {
-            const FLOATV(${NB}) wv = FLOATV_LOAD(${NB}, wb, k);
+            const FLOATV(${NB}) wv = FLOATV_LOAD(${NB}, wb, k) ${KERNEL_NAME}_SCALED(k);
 #pragma unroll
             for (int r = 0; r < ${MB}; ++r) acc[r] += ar[r][k] * wv;
         }
@@ -271,3 +283,4 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const float* RESTRICT a, GLOBAL const float* R
 #undef ${KERNEL_NAME}_ACT
 #undef ${KERNEL_NAME}_WHOLE_IN_N
 #undef ${KERNEL_NAME}_WHOLE_IN_RES
+#undef ${KERNEL_NAME}_SCALED
