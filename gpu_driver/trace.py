@@ -17,9 +17,9 @@ What an event is depends on the prepared model:
   whole "execution" (host wall time of the execute call).  The launches are enqueued one at a time
   and the host waits after the uploads and after the kernels, which a normal execution does not:
   the phases are separated, the kernels themselves run as always.  Device timestamps are on the host
-  clock: the device clock is aligned to ``time.perf_counter_ns`` at the first launch of each run
-  (the first launch's CL_PROFILING_COMMAND_QUEUED is taken to be the host time just before its
-  enqueue), so a kernel's device start is never before its enqueue.  A launcher whose timing marks
+  clock: the device clock is aligned to ``time.perf_counter_ns`` per run, at the least offset that puts
+  no launch's CL_PROFILING_COMMAND_QUEUED before the host time just before its enqueue, so a
+  kernel's device start is never before its enqueue.  A launcher whose timing marks
   have no OpenCL profile (CUDA) gets each kernel's measured duration placed back to back from
   the end of its enqueue.
 - **accelerator, as steps** (ControlFlowPreparedModel: models with IF / WHILE or data-dependent
@@ -97,7 +97,7 @@ def trace_execution(prepared_model, inputs: Sequence[np.ndarray | None], path=No
                   otherData={"device": getattr(prepared_model.device, "name", "?"), "events": kind,
                              "runs": max(1, int(runs)),
                              "clock": "µs from the trace start on the host perf_counter; device timestamps "
-                                      "aligned to it at the first launch of each run"})
+                                      "aligned to it per run, no launch queued before its enqueue"})
     trace.outputs = outputs
     if path is not None:
         with open(path, "w") as f:
@@ -171,7 +171,16 @@ def _trace_kernels(pm: AcceleratorPreparedModel, inputs, rec: _Recorder, run: in
 
 
 def _device_events(launcher, launched: list, operations, rec: _Recorder, run: int) -> None:
-    offset = None  # host ns minus device ns, fixed at the first launch
+    # host ns minus device ns: the least that puts no command's queued time before its enqueue began
+    offsets = []
+    for _kernel, before, _after, mark in launched:
+        profile = getattr(mark[0] if mark else None, "profile", None)
+        if profile is not None:
+            try:
+                offsets.append(before - int(profile.queued))
+            except Exception:  # no CL_PROFILING_COMMAND_QUEUED: align the starts instead
+                offsets.append(before - int(profile.start))
+    offset = max(offsets) if offsets else None
     cursor = None  # without OpenCL profiles: where the next kernel starts
     for index, (kernel, before, after, mark) in enumerate(launched):
         event = mark[0] if mark else None
@@ -182,12 +191,7 @@ def _device_events(launcher, launched: list, operations, rec: _Recorder, run: in
                 "template": kernel.template, "global_size": list(kernel.global_size),
                 "local_size": None if kernel.local_size is None else list(kernel.local_size),
                 "host_enqueue_us": round((before - rec.t0) / 1e3, 3)}
-        if profile is not None:
-            if offset is None:
-                try:
-                    offset = before - int(profile.queued)
-                except Exception:  # no CL_PROFILING_COMMAND_QUEUED: align its start instead
-                    offset = before - int(profile.start)
+        if profile is not None and offset is not None:
             start, end = int(profile.start) + offset, int(profile.end) + offset
         else:
             duration = launcher.elapsed_ns(mark) or 0

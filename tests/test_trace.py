@@ -58,7 +58,7 @@ def test_opencl_trace_has_one_device_event_per_kernel(tmp_path):
     for e, k in zip(events, plan.kernels):
         assert e["ph"] == "X" and e["cat"] == "kernel" and e["dur"] >= 0 and e["ts"] >= 0
         assert e["args"]["node"] == k.node and e["args"]["operation"] == ops[k.node].type.name
-        assert e["ts"] >= e["args"]["host_enqueue_us"]  # aligned at the first launch: never before its enqueue
+        assert e["ts"] >= e["args"]["host_enqueue_us"]  # clocks aligned: never before its enqueue
     for before, after in zip(events, events[1:]):  # in-order queue: ordered, not overlapping
         assert before["ts"] + before["dur"] <= after["ts"] + 1e-3
     host = {e["name"] for e in trace["traceEvents"] if e.get("ph") == "X" and e["tid"] == 1}

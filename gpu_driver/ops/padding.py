@@ -125,20 +125,25 @@ def supports_pad(ctx: LoweringContext) -> bool:
             and out.type == x.type and x.dtype.itemsize in RAW_TYPES and numel(out.shape) < 2 ** 31)
 
 
-def lower_pad(ctx: LoweringContext) -> None:
-    p, x = ctx.params, ctx.inputs[0]
-    count = numel(p.output_shapes[0])
-    if count == 0:
-        return
-    axes = _pad_axes(x.shape, p.paddings, p.mode != "constant")
-    raw = np.asarray([p.fill], x.dtype).view(f"u{x.dtype.itemsize}")[0]
+def emit_pad(ctx: LoweringContext, src, dst, shape, dtype, paddings, mode: str = "constant", fill=0) -> None:
+    """Emit the ``slicing.cl`` gather writing tensor ``dst``: tensor ``src`` (``shape``, elements of
+    ``dtype``) padded by ``paddings`` ((before, after) per axis) with ``fill`` or mirrored."""
+    dtype = np.dtype(dtype)
+    axes = _pad_axes(shape, paddings, mode != "constant")
+    raw = np.asarray([fill], dtype).view(f"u{dtype.itemsize}")[0]
     d = {name: "{" + ", ".join(str(v) for v in values) + "}"
          for name, values in zip(("OUT_DIMS", "IN_DIMS", "IN_STRIDES", "BEGIN"), zip(*axes))}
     launch, items = gather_launch([a[0] for a in axes])
-    d.update(launch, STEP="{" + ", ".join("1" * len(axes)) + "}", T=RAW_TYPES[x.dtype.itemsize], RANK=len(axes),
-             MAP=_MAP_FILL if p.mode == "constant" else _MAP_MIRROR, FILL=f"{int(raw)}u",
-             REFLECT=int(p.mode == "reflect"))
-    ctx.emit("slicing.cl", d, [ctx.input(0)], [ctx.output(0)], (items,), Work.ROWS)
+    d.update(launch, STEP="{" + ", ".join("1" * len(axes)) + "}", T=RAW_TYPES[dtype.itemsize], RANK=len(axes),
+             MAP=_MAP_FILL if mode == "constant" else _MAP_MIRROR, FILL=f"{int(raw)}u", REFLECT=int(mode == "reflect"))
+    ctx.emit("slicing.cl", d, [src], [dst], (items,), Work.ROWS)
+
+
+def lower_pad(ctx: LoweringContext) -> None:
+    p, x = ctx.params, ctx.inputs[0]
+    if numel(p.output_shapes[0]) == 0:
+        return
+    emit_pad(ctx, ctx.input(0), ctx.output(0), x.shape, x.dtype, p.paddings, p.mode, p.fill)
 
 
 # ---- the operations ----------------------------------------------------------------------------------

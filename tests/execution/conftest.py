@@ -70,7 +70,7 @@ def add_model(shape=(4, 8), output_dims=None):
     return b.finish()
 
 
-def slow_model(layers=24, shape=(1, 48, 48, 32)):
+def slow_model(layers=48, shape=(1, 48, 48, 32)):
     """A chain of 3x3 CONV_2D layers (one kernel launch each): tens of ms on PoCL and on the reference."""
     b = gd.ModelBuilder()
     rng = np.random.default_rng(3)

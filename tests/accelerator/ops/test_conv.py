@@ -380,3 +380,35 @@ def test_quantized_convolution_chain_reads_the_requantization_centred(accelerato
                  if e.get("ph") == "X" and e.get("tid") == 2]
     assert templates.count("gemm.cl") == 2 and templates.count("conv_requantize.cl") == 2, templates
     assert templates.count("conv_centre.cl") == 1, templates
+
+
+def _conv_params(h, k, s, pad_code):
+    """The params CONV_2D's definition derives for a 1×h×h×3 input, 24 filters k×k, stride s."""
+    from gpu_driver import ModelBuilder, OperandType as T, OperationType as O
+    from gpu_driver.compiler.pipeline import prepare_graph
+
+    b = ModelBuilder()
+    x = b.add_input(T.TENSOR_FLOAT32, [1, h, h, 3])
+    oh = -(-h // s) if pad_code == 1 else (h - k) // s + 1
+    out = b.add_operand(T.TENSOR_FLOAT32, [1, oh, oh, 24])
+    b.add_operation(O.CONV_2D, [x, b.add_constant(T.TENSOR_FLOAT32, [24, k, k, 3], np.ones((24, k, k, 3), np.float32)),
+                                b.add_constant(T.TENSOR_FLOAT32, [24], np.zeros(24, np.float32)),
+                                b.add_scalar(T.INT32, pad_code), b.add_scalar(T.INT32, s), b.add_scalar(T.INT32, s),
+                                b.add_scalar(T.INT32, 0)], [out])
+    b.set_outputs([out])
+    return prepare_graph(b.finish()).nodes[0].params
+
+
+def test_border_share_of_the_tiles():
+    from gpu_driver.ops.conv import PREPAD_BORDER_SHARE, _border_share
+
+    # BlazeFace's first layer: 128², 5×5, stride 2, SAME (1 before, 2 after): rows 1-62 of 64 and
+    # pixel blocks 1-6 of 8 lie inside, 1 − 62·6 / (64·8)
+    face = _conv_params(128, 5, 2, 1)
+    assert (face.pad_top, face.pad_left) == (1, 1)
+    assert _border_share(face, 8) == pytest.approx(1 - 62 * 6 / (64 * 8)) and _border_share(face, 8) >= PREPAD_BORDER_SHARE
+    # 224², 3×3, stride 2, SAME pads only after: rows 0-110 of 112, blocks 0-12 of 14
+    hand = _conv_params(224, 3, 2, 1)
+    assert (hand.pad_top, hand.pad_left) == (0, 0)
+    assert _border_share(hand, 8) == pytest.approx(1 - 111 * 13 / (112 * 14)) and _border_share(hand, 8) < PREPAD_BORDER_SHARE
+    assert _border_share(_conv_params(131, 5, 2, 2), 8) == 0.0      # VALID, whole blocks
