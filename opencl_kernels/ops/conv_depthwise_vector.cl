@@ -65,11 +65,15 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const float* RESTRICT in, GLOBAL const float* 
             for (int j = 0; j < ${VW}; ++j)              /* conv_requantize.cl finishes */
                 out[o0 + p * ${CO} + j] = (int)acc[p][j] + bias[cb * ${VW} + j];
 #else
-            FLOATV(${VW}) s = acc[p] + b;
+            const FLOATV(${VW}) s = acc[p] + b;
+#pragma unroll
+            for (int j = 0; j < ${VW}; ++j) {
+                float v = s[j];
 #if ${HAS_ACT}
-            FLOATV_ACTIVATION(${VW}, s, ${ACT_FMIN}, ${ACT_FMAX}, ${ACT_NAN_LOW}, ${ACT_HARD_SWISH});
+                FUSED_ACTIVATION(v, ${ACT_FMIN}, ${ACT_FMAX}, ${ACT_NAN_LOW}, ${ACT_HARD_SWISH});
 #endif
-            FLOATV_STORE(${VW}, out + o0 + p * ${CO}, 0, s);
+                out[o0 + p * ${CO} + j] = v;
+            }
 #endif
         }
     }
