@@ -171,10 +171,10 @@ def _trace_kernels(pm: AcceleratorPreparedModel, inputs, rec: _Recorder, run: in
 
 
 def _device_events(launcher, launched: list, operations, rec: _Recorder, run: int) -> None:
+    profiles = [getattr(mark[0] if mark else None, "profile", None) for *_, mark in launched]
     # host ns minus device ns: the least that puts no command's queued time before its enqueue began
     offsets = []
-    for _kernel, before, _after, mark in launched:
-        profile = getattr(mark[0] if mark else None, "profile", None)
+    for (_kernel, before, _after, _mark), profile in zip(launched, profiles):
         if profile is not None:
             try:
                 offsets.append(before - int(profile.queued))
@@ -182,9 +182,7 @@ def _device_events(launcher, launched: list, operations, rec: _Recorder, run: in
                 offsets.append(before - int(profile.start))
     offset = max(offsets) if offsets else None
     cursor = None  # without OpenCL profiles: where the next kernel starts
-    for index, (kernel, before, after, mark) in enumerate(launched):
-        event = mark[0] if mark else None
-        profile = getattr(event, "profile", None)
+    for index, ((kernel, before, after, mark), profile) in enumerate(zip(launched, profiles)):
         node = kernel.node
         args = {"run": run, "launch": index, "kernel": kernel.name, "node": node,
                 "operation": operations[node].type.name if 0 <= node < len(operations) else None,

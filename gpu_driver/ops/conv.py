@@ -439,9 +439,9 @@ def _is_pointwise(p: Conv2DParams) -> bool:
             and p.pad_top == p.pad_left == p.pad_bottom == p.pad_right == 0)
 
 
-def conv_2d_accepts_residual(ctx: LoweringContext) -> bool:
-    """A float32 1×1 convolution lowered as a GEMM adds a residual tensor in its epilogue (and scales
-    its input channels)."""
+def conv_2d_is_float_gemm(ctx: LoweringContext) -> bool:
+    """A float32 1×1 convolution lowered as a GEMM: it can add a residual tensor in its epilogue and
+    scale its input channels (compiler/fusion.py)."""
     p = ctx.params
     return p.batch > 0 and p.quant is None and _supports_tiled(ctx) and _is_pointwise(p)
 
@@ -533,26 +533,25 @@ def lower_conv_2d(ctx: LoweringContext) -> None:
     io_type = ctype(ctx.inputs[0])
     x, in_type, zx = centred_input(ctx, ctx.input(0), p.batch * p.in_h * p.in_w * p.in_c, io_type, p.quant, mac)
     base = _common_defines(ctx, p)
-    if vector and _border_share(p, _pixel_tile(p.out_w, pixels_most[0])) >= PREPAD_BORDER_SHARE:
-        x = _zero_padded(ctx, p, x, max(ceil_div(p.out_w, px) * px for px in
-                                        (_pixel_tile(p.out_w, most) for most in pixels_most)), base)
+    pixel_tiles = [_pixel_tile(p.out_w, most) for most in pixels_most]   # the default first
+    if vector and _border_share(p, pixel_tiles[0]) >= PREPAD_BORDER_SHARE:
+        x = _zero_padded(ctx, p, x, max(ceil_div(p.out_w, px) * px for px in pixel_tiles), base)
     base.update({"T": in_type, "ZX": zx, "MAC_T": mac, "CB": cb, "COB": cob, "VECTOR": int(vector),
                  "UNROLL_CHANNELS": int(p.in_c <= UNROLL_CHANNELS),
                  "UNROLL_TAPS": int(not vector and cb <= 16 and p.in_c * p.kernel_h * p.kernel_w <= 32)})
 
-    def specialise(most: int) -> dict:
-        px = _pixel_tile(p.out_w, most)
+    def specialise(px: int) -> dict:
         return dict(base, PX=px, PBLOCKS=ceil_div(p.out_w, px), EXACT=int(p.out_w % px == 0))
 
     def trial(i: int) -> autotune.Trial:  # only vector tiles have alternatives: their input is float
-        d = dict(specialise(pixels_most[i]), OUT_T="int" if p.quant is not None else io_type)
+        d = dict(specialise(pixel_tiles[i]), OUT_T="int" if p.quant is not None else io_type)
         return autotune.Trial("conv.cl", d, [np.zeros(p.batch * d["H"] * d["W"] * p.in_c, np.float32), packed, bias],
                               p.batch * p.out_h * p.out_w * co * 4, (cob, d["PBLOCKS"], d["ROWS"]),
                               Work.REGISTER_TILES)
 
     flops = 2 * p.batch * p.out_h * p.out_w * co * p.kernel_h * p.kernel_w * p.in_c
     key = ("conv.cl", *sorted(base.items()))
-    d = specialise(pixels_most[autotune.choose(key, len(pixels_most), flops, trial)])
+    d = specialise(pixel_tiles[autotune.choose(key, len(pixel_tiles), flops, trial)])
     emit_with_requantization(ctx, "conv.cl", d, [x, ctx.constant(packed), ctx.constant(bias)],
                              (cob, d["PBLOCKS"], d["ROWS"]), Work.REGISTER_TILES, p.quant,
                              p.batch * p.out_h * p.out_w, co, act_defines(p, ctx.outputs[0]), io_type)
@@ -740,8 +739,8 @@ def transpose_multiply_adds(inputs: list[TensorInfo], outputs: list[TensorInfo])
 
 @operation(OperationType.CONV_2D, signature=CONV_2D_SIGNATURE, reference=reference_conv_2d, lower=lower_conv_2d,
            supports=supports_conv, fused_activation_input=conv_2d_fused_activation_input,
-           multiply_adds=filter_rows_multiply_adds, accepts_residual=conv_2d_accepts_residual,
-           accepts_input_scale=conv_2d_accepts_residual)
+           multiply_adds=filter_rows_multiply_adds, accepts_residual=conv_2d_is_float_gemm,
+           accepts_input_scale=conv_2d_is_float_gemm)
 def conv_2d(inputs: list[TensorInfo], outputs: list[TensorInfo]) -> Conv2DParams:
     return _conv("CONV_2D", inputs, outputs, depthwise=False)
 

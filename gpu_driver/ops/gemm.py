@@ -219,7 +219,7 @@ def lower_gemm(ctx: LoweringContext, a: TensorId, m: int, weights: np.ndarray, b
     a, _, _ = centred_input(ctx, a, m * k, io_type, quant, "float")
     base = {"ACC_T": "int" if quant is not None else "float", "QUANT": int(quant is not None), "M": m, "K": k,
             "N": n, "KC": chunk, "CHUNKED": int(chunk < k), "RESIDUAL": int(ctx.params.residual), "BK": GROUP_DEPTH,
-            "SCALE": int(getattr(ctx.params, "input_scale", False)),
+            "SCALE": int(ctx.params.input_scale),
             "RES_C": ctx.inputs[-1].shape[-1] if ctx.params.residual else n, "REQUANT": 0, "CENTRED": 0, "CP": n,
             "ZO": quant.output_zero_point if quant is not None else 0, **multiplier_defines(quant), **act}
     last = len(ctx.node.inputs) - 1
