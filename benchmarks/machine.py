@@ -12,10 +12,12 @@ def cpu_model() -> str:
         out = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
     except (OSError, subprocess.CalledProcessError):
         out = ""
-    for line in out.splitlines():
-        if line.startswith("Model name:"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor() or platform.machine() or "unknown"
+    fields = {k.strip(): v.strip() for k, _, v in (line.partition(":") for line in out.splitlines())}
+    name = fields.get("Model name") or platform.processor() or platform.machine() or "unknown"
+    details = [f"CPU family {fields['CPU family']}"] if fields.get("CPU family") else []
+    if "avx512f" in fields.get("Flags", "").split():
+        details.append("AVX-512")
+    return f"{name} ({', '.join(details)})" if details else name
 
 
 def load_average() -> str:

@@ -16,31 +16,16 @@ import datetime
 import os
 import statistics
 import sys
-from pathlib import Path
 
-from .by_process import main, run_process, write_text
+from .by_process import SHARED_MODELS, alternate_settings, main, round_rows, shared_models_code, write_text
 from .machine import cpu_model
 
-MODELS_DIR = Path(__file__).resolve().parents[2] / "shared" / "models"
-#: model -> input range (as in benchmarks/test_tflite_models.py)
-MODELS = {"face_detection_short_range": (-1.0, 1.0), "hand_landmark_lite": (0.0, 1.0),
-          "selfie_segmentation": (0.0, 1.0)}
+MODELS = SHARED_MODELS
 #: setting label -> GPU_DRIVER_POCL_LOADED_KERNELS
 SETTINGS = {"raised (default)": "", "PoCL's 128": "none"}
 
 _ONE_PROCESS = r"""
-import json, statistics, time
-import numpy as np
-import gpu_driver as gd
-from gpu_driver import tflite
 from gpu_driver.backends.pocl_kernel_cache import loaded_kernel_limit
-device = gd.get_device("opencl")
-models = {}
-for name, (lo, hi) in %(models)r.items():
-    imported = tflite.load_model(%(folder)r + "/" + name + ".tflite")
-    rng = np.random.default_rng(0)
-    feed = [rng.uniform(lo, hi, s.shape).astype(s.dtype) for s in imported.inputs]
-    models[name] = (device.prepare_model(imported.model), feed)
 alone = {name: [] for name in models}
 in_turn = {name: [] for name in models}
 def timed(prepared, feed):
@@ -63,19 +48,9 @@ print(json.dumps({"limit": loaded_kernel_limit(), "version": device.get_version_
 """
 
 
-def one_process(setting: str, runs: int) -> dict:
-    """Median ms per model, alone and in turn, in a fresh process with ``setting``."""
-    code = _ONE_PROCESS % {"models": MODELS, "folder": str(MODELS_DIR), "runs": runs}
-    return run_process(code, "GPU_DRIVER_POCL_LOADED_KERNELS", setting)
-
-
 def write_page(path: str, rounds: int = 3, runs: int = 60) -> str:
     load = os.getloadavg()
-    results: dict[str, list[dict]] = {s: [] for s in SETTINGS}
-    for r in range(rounds):
-        for label, setting in SETTINGS.items():
-            results[label].append(one_process(setting, runs))
-            print(f"round {r + 1}/{rounds} {label}: {results[label][-1]}", file=sys.stderr)
+    results = alternate_settings(SETTINGS, "GPU_DRIVER_POCL_LOADED_KERNELS", shared_models_code(_ONE_PROCESS, runs), rounds)
     after = os.getloadavg()
     today = datetime.date.today().isoformat()
     lines = [f"# PoCL's loaded kernels: three models run in turn in one process — {today}", "",
@@ -97,16 +72,11 @@ def write_page(path: str, rounds: int = 3, runs: int = 60) -> str:
             t = statistics.median(p["in_turn"][m] for p in results[label])
             lines.append(f"| {label}: {limit} | {m} | {a:.2f} | {t:.2f} | **{t / a:.2f}** |")
     lines += ["", "## Every round", "", "| round | limit | model | alone (ms) | in turn (ms) |", "|---|---|---|---|---|"]
-    for r in range(rounds):
-        for label in SETTINGS:
-            p = results[label][r]
-            for m in MODELS:
-                lines.append(f"| {r + 1} | {p['limit']} | {m} | {p['alone'][m]:.2f} | {p['in_turn'][m]:.2f} |")
+    lines += round_rows(results, MODELS,
+                        lambda p, label, m: f"{p['limit']} | {m} | {p['alone'][m]:.2f} | {p['in_turn'][m]:.2f}")
     lines += ["", f"Device: {results[next(iter(SETTINGS))][0]['version']}", ""]
     return write_text(path, lines)
 
 
 if __name__ == "__main__":
-    if not all((MODELS_DIR / f"{m}.tflite").exists() for m in MODELS):
-        sys.exit(f"the shared models are not in {MODELS_DIR}")
-    sys.exit(main(__doc__, write_page, rounds=3, runs=60))
+    sys.exit(main(__doc__, write_page, rounds=3, shared_models=True, runs=60))

@@ -13,7 +13,6 @@ import os
 import statistics
 import sys
 
-from gpu_driver.backends.pocl_host_cpu import host_flags
 
 from .by_process import main, run_process, write_text
 from .machine import cpu_model
@@ -49,12 +48,6 @@ def one_process(target: str, runs: int) -> dict:
     return run_process(_ONE_PROCESS % {"models": MODELS, "runs": runs}, "GPU_DRIVER_POCL_TARGET_CPU", target)
 
 
-def _cpu_model() -> str:
-    """The CPU's model name, and whether it has AVX-512."""
-    avx512 = "AVX-512" if "avx512f" in host_flags() else "no AVX-512"
-    return f"{cpu_model()} ({avx512})"
-
-
 def write_page(path: str, rounds: int = 4, runs: int = 40) -> str:
     load = os.getloadavg()
     results: dict[str, list[dict]] = {t: [] for t in TARGETS}
@@ -65,7 +58,7 @@ def write_page(path: str, rounds: int = 4, runs: int = 40) -> str:
     today = datetime.date.today().isoformat()
     after = os.getloadavg()
     lines = [f"# PoCL target CPU: MobileNet compiled for AVX-512 and for AVX2 — {today}", "",
-             f"Machine: {_cpu_model()}, {os.cpu_count()} CPUs, no GPU; load average (1, 5, 15 min) before "
+             f"Machine: {cpu_model()}, {os.cpu_count()} CPUs, no GPU; load average (1, 5, 15 min) before "
              f"{load[0]:.2f}, {load[1]:.2f}, {load[2]:.2f}, after {after[0]:.2f}, {after[1]:.2f}, {after[2]:.2f}. "
              "PoCL as `opencl`.",
              "Command: `python -m benchmarks.pocl_target_cpu --out PAGE`. PoCL's target CPU is fixed per "

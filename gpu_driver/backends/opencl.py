@@ -35,6 +35,7 @@ from ..sizes import round_up
 from .base import Allocator, BackendDevice, Compiler, DeviceBuffer, Launcher, LaunchTuning, Program
 from .pocl_host_cpu import SETTING as POCL_TARGET_CPU_SETTING, name_host_cpu
 from .pocl_kernel_cache import raise_loaded_kernel_limit
+from .pocl_worker_wait import spin_before_sleeping, statistics as worker_wait_statistics
 
 log = logging.getLogger(__name__)
 
@@ -81,6 +82,7 @@ def _cl():
     for name, value in pocl_defaults(_allowed_cpus(), os.cpu_count() or 1,
                                      os.environ.get("POCL_MAX_PTHREAD_COUNT")).items():
         os.environ.setdefault(name, value)
+    spin_before_sleeping()  # first: it checks that PoCL is not loaded (running) yet
     name_host_cpu()
     raise_loaded_kernel_limit()
     import pyopencl as cl  # noqa: WPS433 (lazy: optional dependency)
@@ -408,6 +410,10 @@ class OpenCLBackend(BackendDevice):
     #: second core does not repay for small kernels (a 65-kernel model of 12 M units: 1.15 ms threaded,
     #: 0.72 ms inline; 129 kernels of 74 M units: 5.5 ms threaded, 8 ms inline)
     INLINE_WORK_PER_KERNEL = 400_000
+    #: the same while PoCL's idle workers spin before they sleep (backends/pocl_worker_wait.py): a
+    #: launch hands on in about 1-2 µs (the 55-kernel mobilenet_v2_035_96 at 12 M units: 0.27 ms
+    #: threaded, 0.29 ms inline; a transformer of 50 kernels at 0.2 M units: 0.11 / 0.09 ms)
+    INLINE_WORK_PER_KERNEL_SPINNING = 50_000
 
     def __init__(self, cl_device, inline_device=None, parent: "OpenCLBackend | None" = None):
         cl = _cl()
@@ -451,6 +457,8 @@ class OpenCLBackend(BackendDevice):
         GPU_DRIVER_INLINE_WORK sets the whole limit)."""
         if self.inline is None or os.environ.get("GPU_DRIVER_INLINE_WORK") is not None:
             return 0
+        if worker_wait_statistics() is not None:
+            return self.INLINE_WORK_PER_KERNEL_SPINNING
         return self.INLINE_WORK_PER_KERNEL
 
     def lane_for(self, work: int, kernels: int = 0) -> str:
