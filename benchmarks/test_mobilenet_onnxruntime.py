@@ -1,7 +1,9 @@
 """MobileNet v1/v2 (gpu_driver.zoo, float32, 1.0, 224²) on the OpenCL device against ONNX Runtime
 (CPUExecutionProvider, 2 intra-op threads) on the same weights, and the quant8 MobileNet against the
 float one, in one process with alternating runs: each round runs ours, then the peer (pytest-benchmark's
-untimed setup, timed here), on the same input.  The zoo model is exported to ONNX by walking its
+untimed setup, timed here), on the same input; each timed run follows 50 ms of untimed runs of the
+same engine (ONNX Runtime's pool spins 20-50 ms after a run; steady state:
+gpu_driver.mlts.session.steady_latency_ms).  The zoo model is exported to ONNX by walking its
 graph (NHWC → NCHW at the input; the same constants); the outputs are compared before timing.
 The quant8 model is the float one with every tensor quantized (uint8, per-tensor weights, int32 bias,
 fixed activation ranges): the same work in quant8 arithmetic.
@@ -25,6 +27,7 @@ from gpu_driver import zoo
 from gpu_driver.builder import ModelBuilder
 from gpu_driver.graph import build_graph
 from gpu_driver.hal.types import OperandType as T, OperationType as O
+from gpu_driver.mlts.session import warm_up, steady_latency_ms
 
 ROUNDS = 30
 THREADS = 2
@@ -161,16 +164,15 @@ def quant_input(bm: zoo.BenchModel, seed: int = 0) -> np.ndarray:
 
 def alternate_all(runs: dict, rounds: int = ROUNDS) -> dict[str, float]:
     """Median seconds per call of each callable of ``runs``, all of them in turn each round after 3
-    warm-up rounds."""
+    warm-up rounds; each timed call after 50 ms of untimed calls of the same callable (steady state:
+    gpu_driver.mlts.session.steady_latency_ms)."""
     for _ in range(3):
         for run in runs.values():
             run()
     times = {name: [] for name in runs}
     for _ in range(rounds):
         for name, run in runs.items():
-            t0 = time.perf_counter()
-            run()
-            times[name].append(time.perf_counter() - t0)
+            times[name].append(steady_latency_ms(run) / 1e3)
     return {name: statistics.median(t) for name, t in times.items()}
 
 
@@ -202,9 +204,8 @@ def test_mobilenet_vs_onnxruntime(benchmark, pocl, name):
     peer_ms = []
 
     def run_peer():
-        t0 = time.perf_counter()
-        session.run(None, {"input": x})
-        peer_ms.append((time.perf_counter() - t0) * 1e3)
+        peer_ms.append(steady_latency_ms(lambda: session.run(None, {"input": x})))
+        warm_up(lambda: prepared.execute([x]))
         return ([x],), {}
 
     benchmark.group = name
@@ -228,9 +229,8 @@ def test_quant8_vs_float(benchmark, pocl, name):
     float_ms = []
 
     def run_float():
-        t0 = time.perf_counter()
-        fprep.execute([x])
-        float_ms.append((time.perf_counter() - t0) * 1e3)
+        float_ms.append(steady_latency_ms(lambda: fprep.execute([x])))
+        warm_up(lambda: qprep.execute([xq]))
         return ([xq],), {}
 
     benchmark.group = name + " quant8"
@@ -258,7 +258,9 @@ def write_page(path: str, rounds: int = ROUNDS) -> str:
              f"{THREADS} threads; tile tuning {'on' if autotune.enabled() else 'off'}; "
              f"POCL_AFFINITY={os.environ.get('POCL_AFFINITY', 'unset')}.", "",
              "Command: `python -m benchmarks.test_mobilenet_onnxruntime --out PAGE`. One process, "
-             f"alternating runs ({rounds} rounds after 3 warm-ups, medians; `PreparedModel.execute` with "
+             f"alternating runs ({rounds} rounds after 3 warm-ups, medians; each timed run after 50 ms of untimed "
+             "runs of the same engine, in which the other's threads stop spinning; "
+             "`PreparedModel.execute` with "
              "its copies vs `InferenceSession.run`), same weights (the zoo model exported to ONNX; outputs "
              "compared first).", "",
              "| model (float32, 1.0, 224²) | PoCL ms | ONNX Runtime ms | PoCL ÷ ORT |", "|---|---|---|---|"]
@@ -274,8 +276,9 @@ def write_page(path: str, rounds: int = ROUNDS) -> str:
         x, xq = bm.random_input(), quant_input(bm)
         qt, ft = alternate(lambda: qprep.execute([xq]), lambda: fprep.execute([x]), rounds)
         lines.append(f"| {name} | {qt * 1e3:.2f} | {ft * 1e3:.2f} | {qt / ft:.2f} |")
-    lines += ["", "Per layer (float32 + RELU6; device time of the layer's kernels, median; numpy sgemm 2048² "
-              "timed after each run, median):", "",
+    lines += ["", "Per layer (float32 + RELU6; device time of the layer's kernels after 0.15 s of untimed runs, "
+              "in which numpy's BLAS threads stop spinning, median; numpy sgemm 2048² timed after each run, "
+              "median):", "",
               "| layer | ms | GFLOP/s | sgemm peak GFLOP/s | fraction of peak |", "|---|---|---|---|---|"]
     for row in layer_rows(device):
         lines.append(f"| {row['layer']} | {row['ms']:.3f} | {row['gflops']:.1f} | {row['peak_gflops']:.0f} | "

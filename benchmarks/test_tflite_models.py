@@ -1,6 +1,6 @@
 """TF Lite models on PoCL and on the reference device against LiteRT-XNNPACK (2 threads) in the same
 process, alternating: each round runs ours, then LiteRT (the round's untimed setup), on the same
-input.  The models: the shared production ones (../shared/models) and the float Keras models of
+input, each timed run after 50 ms of untimed runs of the same engine.  The models: the shared production ones (../shared/models) and the float Keras models of
 tests/tflite/keras_models (TensorFlow's converter output).  extra_info carries LiteRT's median and
 the ratio ours ÷ LiteRT; with benchmarking enabled the last test writes
 ``benchmarks/results/<date>-tflite-models.md`` (the table and the geometric-mean ratio per device)."""
@@ -10,7 +10,6 @@ import datetime
 import math
 import os
 import statistics
-import time
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +20,7 @@ from gpu_driver import tflite
 
 pytest.importorskip("ai_edge_litert.interpreter")
 from gpu_driver.mlts.litert import LiteRT  # noqa: E402
+from gpu_driver.mlts.session import warm_up, steady_latency_ms  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = ROOT.parent / "shared" / "models"  # ../shared/models beside the checkout
@@ -61,10 +61,11 @@ def test_model_vs_litert(benchmark, name, device_name, pocl, reference):
     peer_ms = []
 
     def run_peer():
-        """pytest-benchmark's untimed setup of every round: LiteRT (timed here), then our arguments."""
-        t0 = time.perf_counter()
-        peer.run(feed)
-        peer_ms.append((time.perf_counter() - t0) * 1e3)
+        """pytest-benchmark's untimed setup of every round: LiteRT (timed here, after 50 ms of untimed
+        runs of its own), then 50 ms of untimed runs of ours, so that each timed run finds its engine in
+        steady state and the other's threads quiet (gpu_driver.mlts.session.steady_latency_ms)."""
+        peer_ms.append(steady_latency_ms(lambda: peer.run(feed)))
+        warm_up(lambda: prepared.execute(feed))
         return (feed,), {}
 
     benchmark.group = name
@@ -89,7 +90,9 @@ def test_write_results():
              "Command: `python -m pytest benchmarks/test_tflite_models.py -p no:cacheprovider "
              "--benchmark-json=benchmarks/results/<date>-tflite-models.json` (this page is written by its last "
              "test). Each round runs ours, then LiteRT (XNNPACK, 2 threads) on the same input, in the same "
-             "process; medians over the rounds. Models: the three shared MediaPipe models and the float Keras "
+             "process; each timed run follows 50 ms of untimed runs of the same engine, in which the other "
+             "engine's threads stop spinning (steady state, as MLTS's loop of inferences: "
+             "`gpu_driver.mlts.session.steady_latency_ms`); medians over the rounds. Models: the three shared MediaPipe models and the float Keras "
              "models of tests/tflite/keras_models.", "",
              "| model | device | ours (ms) | LiteRT (ms) | ours ÷ LiteRT | rounds |", "|---|---|---|---|---|---|"]
     for device_name in ("opencl", "reference"):
