@@ -16,15 +16,14 @@ import pytest
 
 from gpu_driver.builder import ModelBuilder
 from gpu_driver.hal.types import MeasureTiming, OperandType as T, OperationType as O
-from gpu_driver.mlts.session import warm_up
+from gpu_driver.latency import BLAS_SPIN_S, warm_up
 from gpu_driver.zoo import RELU6, SAME, BenchModel
 
 ROUNDS = 15
 PEAK_N = 2048
-#: seconds the layer runs untimed before its timed run: OpenBLAS's threads spin about 0.1 s after a
-#: matmul, and a layer timed inside that took twice as long (1×1 112²×32→64 on PoCL, 2-core VM:
-#: 265 µs right after the matmul, 131 µs after 0.15 s of runs)
-BLAS_SPIN_S = 0.15
+# each layer runs untimed for BLAS_SPIN_S before its timed run: OpenBLAS's threads spin about 0.1 s
+# after a matmul, and a layer timed inside that took twice as long (1×1 112²×32→64 on PoCL, 2-core
+# VM: 265 µs right after the matmul, 131 µs after 0.15 s of runs)
 
 
 def _layer(kind: str, h: int, cin: int, cout: int, k: int, stride: int, seed: int = 0) -> BenchModel:

@@ -3,7 +3,7 @@
 float one, in one process with alternating runs: each round runs ours, then the peer (pytest-benchmark's
 untimed setup, timed here), on the same input; each timed run follows 50 ms of untimed runs of the
 same engine (ONNX Runtime's pool spins 20-50 ms after a run; steady state:
-gpu_driver.mlts.session.steady_latency_ms).  The zoo model is exported to ONNX by walking its
+gpu_driver.latency.steady_latency_ms).  The zoo model is exported to ONNX by walking its
 graph (NHWC → NCHW at the input; the same constants); the outputs are compared before timing.
 The quant8 model is the float one with every tensor quantized (uint8, per-tensor weights, int32 bias,
 fixed activation ranges): the same work in quant8 arithmetic.
@@ -27,7 +27,7 @@ from gpu_driver import zoo
 from gpu_driver.builder import ModelBuilder
 from gpu_driver.graph import build_graph
 from gpu_driver.hal.types import OperandType as T, OperationType as O
-from gpu_driver.mlts.session import warm_up, steady_latency_ms
+from gpu_driver.latency import steady_latency_ms, warm_up
 
 ROUNDS = 30
 THREADS = 2
@@ -165,7 +165,7 @@ def quant_input(bm: zoo.BenchModel, seed: int = 0) -> np.ndarray:
 def alternate_all(runs: dict, rounds: int = ROUNDS) -> dict[str, float]:
     """Median seconds per call of each callable of ``runs``, all of them in turn each round after 3
     warm-up rounds; each timed call after 50 ms of untimed calls of the same callable (steady state:
-    gpu_driver.mlts.session.steady_latency_ms)."""
+    gpu_driver.latency.steady_latency_ms)."""
     for _ in range(3):
         for run in runs.values():
             run()

@@ -20,7 +20,7 @@ from gpu_driver import tflite
 
 pytest.importorskip("ai_edge_litert.interpreter")
 from gpu_driver.mlts.litert import LiteRT  # noqa: E402
-from gpu_driver.mlts.session import warm_up, steady_latency_ms  # noqa: E402
+from gpu_driver.latency import steady_latency_ms, warm_up  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = ROOT.parent / "shared" / "models"  # ../shared/models beside the checkout
@@ -63,7 +63,7 @@ def test_model_vs_litert(benchmark, name, device_name, pocl, reference):
     def run_peer():
         """pytest-benchmark's untimed setup of every round: LiteRT (timed here, after 50 ms of untimed
         runs of its own), then 50 ms of untimed runs of ours, so that each timed run finds its engine in
-        steady state and the other's threads quiet (gpu_driver.mlts.session.steady_latency_ms)."""
+        steady state and the other's threads quiet (gpu_driver.latency.steady_latency_ms)."""
         peer_ms.append(steady_latency_ms(lambda: peer.run(feed)))
         warm_up(lambda: prepared.execute(feed))
         return (feed,), {}
@@ -92,7 +92,7 @@ def test_write_results():
              "test). Each round runs ours, then LiteRT (XNNPACK, 2 threads) on the same input, in the same "
              "process; each timed run follows 50 ms of untimed runs of the same engine, in which the other "
              "engine's threads stop spinning (steady state, as MLTS's loop of inferences: "
-             "`gpu_driver.mlts.session.steady_latency_ms`); medians over the rounds. Models: the three shared MediaPipe models and the float Keras "
+             "`gpu_driver.latency.steady_latency_ms`); medians over the rounds. Models: the three shared MediaPipe models and the float Keras "
              "models of tests/tflite/keras_models.", "",
              "| model | device | ours (ms) | LiteRT (ms) | ours ÷ LiteRT | rounds |", "|---|---|---|---|---|---|"]
     for device_name in ("opencl", "reference"):

@@ -32,6 +32,7 @@ import numpy as np
 from .builder import ModelBuilder
 from .hal.model import Model
 from .hal.types import (Capabilities, OperandPerformance, OperandType, OperationType, PerformanceInfo)
+from .latency import warm_up
 from .reference.device import ReferenceDevice
 from .state import atomic_write, state_dir_for
 
@@ -111,14 +112,15 @@ ROUNDS, WARMUP = 41, 5
 
 def paired_rounds(sides: list[tuple[object, list]], rounds: int, batch: int = 1, min_seconds: float = 0.0,
                   max_rounds: int | None = None,
-                  on_round: Callable[[int, float], None] | None = None) -> np.ndarray:
+                  on_round: Callable[[int, float], None] | None = None, warm_up_s: float = 0.0) -> np.ndarray:
     """Seconds per execution of each ``(prepared, inputs)`` side in each round: (sides × rounds run).
 
     WARMUP untimed executions of every side first; then every round times each side (``batch``
     executions back to back, averaged) one after the other, the order reversing every round, so
-    that drift of the machine hits every side alike.  At least ``rounds`` rounds, more until the
-    timed rounds took ``min_seconds`` in all (at most ``max_rounds``); ``on_round(rounds done,
-    seconds so far)`` after each."""
+    that drift of the machine hits every side alike.  With ``warm_up_s``, each side first runs
+    untimed that long in every round (its steady state: gpu_driver.latency).  At least ``rounds``
+    rounds, more until the timed rounds took ``min_seconds`` in all (at most ``max_rounds``);
+    ``on_round(rounds done, seconds so far)`` after each."""
     for _ in range(WARMUP):
         for prepared, inputs in sides:
             prepared.execute(inputs)
@@ -130,6 +132,8 @@ def paired_rounds(sides: list[tuple[object, list]], rounds: int, batch: int = 1,
         column = [0.0] * len(sides)
         for k in (order if len(columns) % 2 == 0 else order[::-1]):
             prepared, inputs = sides[k]
+            if warm_up_s:
+                warm_up(lambda: prepared.execute(inputs), warm_up_s)
             t0 = time.perf_counter()
             for _ in range(batch):
                 prepared.execute(inputs)

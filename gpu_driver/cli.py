@@ -14,6 +14,7 @@ from . import calibration, console
 from . import zoo as models
 from .errors import DriverError
 from .hal.types import FLT_MAX, ErrorStatus
+from .latency import BLAS_SPIN_S
 from .runtime.discovery import get_device, get_devices
 from .version import __version__
 
@@ -232,7 +233,9 @@ def _bench_models(args, device) -> int:
 
 
 #: timing of the zoo benchmark: device and reference alternate, one execution each per round, for at
-#: least BENCH_MIN_ROUNDS rounds and BENCH_SECONDS of timed execution per model (at most BENCH_MAX_ROUNDS)
+#: least BENCH_MIN_ROUNDS rounds and BENCH_SECONDS of timed execution per model (at most BENCH_MAX_ROUNDS),
+#: each timed execution after BLAS_SPIN_S of untimed ones of the same side (the reference's numpy BLAS
+#: threads spin after it ran: gpu_driver.latency)
 BENCH_MIN_ROUNDS, BENCH_SECONDS, BENCH_MAX_ROUNDS = 20, 2.0, 5000
 
 
@@ -254,7 +257,8 @@ def _bench(args) -> int:
     cases = ([models.mobilenet_v1(0.25, 96), models.mobilenet_v2(0.25, 96)] if args.quick
              else [models.mobilenet_v1(), models.mobilenet_v2()])
     print(f"device: {device.name} ({device.get_version_string()}); reference: the numpy reference device; "
-          f"{BENCH_MIN_ROUNDS}+ alternating rounds and {BENCH_SECONDS:g}+ s per model; spread: p25–p75")
+          f"{BENCH_MIN_ROUNDS}+ alternating rounds and {BENCH_SECONDS:g}+ s per model, each timed run after "
+          f"{BLAS_SPIN_S:g} s of untimed ones; spread: p25–p75")
     rows = []
     for bm in cases:
         x = bm.random_input()
@@ -267,7 +271,7 @@ def _bench(args) -> int:
             report(f"{bm.name}: warming up")
             t_dev, t_ref = calibration.paired_rounds(
                 [(prepared, [x]), (on_reference, [x])], BENCH_MIN_ROUNDS, min_seconds=BENCH_SECONDS,
-                max_rounds=BENCH_MAX_ROUNDS,
+                max_rounds=BENCH_MAX_ROUNDS, warm_up_s=BLAS_SPIN_S,
                 on_round=lambda n, spent: report(f"{bm.name}: {n} rounds, {spent:.1f} s of {BENCH_SECONDS:g}"))
         speedups = t_ref / t_dev
         rows.append((bm.name, f"{bm.flops / 1e9:.3f}", f"{prep:.2f}",

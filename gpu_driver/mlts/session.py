@@ -2,14 +2,7 @@
 alternating with the LiteRT peer on the same input, and judge the outputs.
 
 Each timed execution, ours or the peer's, is measured in its engine's steady state
-(:func:`steady_latency_ms`): the engine first runs untimed for :data:`WARM_UP_S` (at least once),
-while the other engine's threads stop spinning, and the next run is timed, as in MLTS's loop of
-inferences.  Timed right after the other engine, a run shares the cores with that engine's spinning
-threads and starts with its own asleep: on the 2-core VM ONNX Runtime's pool spins for 20-50 ms
-after a run (our MobileNet v1 took 6.9 ms right after it, 4.7 ms after a 50 ms pause), and
-face_detection_short_range took 1.03 ms right after LiteRT against 0.60 ms right after itself.  An
-idle pause instead of the warm-up slows both engines' next runs (the VM's CPUs go idle): LiteRT's
-face_detection_short_range 0.37 ms in a loop, 0.73 ms after a 50 ms pause.
+(:func:`gpu_driver.latency.steady_latency_ms`).
 """
 from __future__ import annotations
 
@@ -25,6 +18,7 @@ from typing import Callable
 import numpy as np
 
 from .. import tflite
+from ..latency import steady_latency_ms
 from ..errors import DriverError
 from .accuracy import OutputVerdict, fp16_storage_model, verdict
 from .litert import LiteRT
@@ -32,25 +26,6 @@ from .litert import LiteRT
 log = logging.getLogger(__name__)
 
 
-#: seconds an engine runs untimed before its timed run: longer than the peers' thread pools spin
-#: after a run
-WARM_UP_S = 0.05
-
-
-def warm_up(run: Callable[[], object], seconds: float = WARM_UP_S) -> None:
-    """Call ``run`` untimed, again and again for ``seconds`` (at least once): what precedes a timed call."""
-    end = time.perf_counter() + seconds
-    run()
-    while time.perf_counter() < end:
-        run()
-
-
-def steady_latency_ms(run: Callable[[], object], seconds: float = WARM_UP_S) -> float:
-    """Milliseconds of one call of ``run`` made after ``seconds`` of untimed calls (module docstring)."""
-    warm_up(run, seconds)
-    t0 = time.perf_counter()
-    run()
-    return (time.perf_counter() - t0) * 1e3
 
 
 @dataclass
