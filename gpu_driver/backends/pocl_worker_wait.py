@@ -7,7 +7,7 @@ next command (usually the other worker, finishing the previous kernel) wakes it 
 kernel launch in the kernel's scheduler (perf: a quarter of all samples of a 41-launch model in
 ``futex`` wake-up and context switch), which is most of what a small kernel costs.
 
-:func:`spin_before_sleeping` redirects three calls in PoCL's worker code (found in its symbol table,
+:func:`spin_before_sleeping` redirects four calls in PoCL's worker code (found in its symbol table,
 checked, and left alone unless each is found as expected):
 
 * the worker loop's ``call pthread_cond_wait@plt`` in ``pocl_pthread_driver_thread`` goes to
@@ -17,8 +17,8 @@ checked, and left alone unless each is found as expected):
   and returns 0, as a spurious wake-up would; PoCL then looks for work again under the lock, and
   waits again.  After a spin that ran out, the next wait sleeps in ``pthread_cond_wait`` itself, its
   condition checked under the lock by PoCL, so an idle device sleeps as before;
-* the ``pthread_cond_broadcast`` calls that queue work (``pthread_scheduler_push_command`` and the
-  kernel hand-over in ``pocl_pthread_driver_thread``) go to ``counted_broadcast``, which counts the
+* the three ``pthread_cond_broadcast`` calls that queue work (two in ``pthread_scheduler_push_command``,
+  the kernel hand-over in ``pocl_pthread_driver_thread``) go to ``counted_broadcast``, which counts the
   broadcast (the number ``spin_wait`` watches) and calls the real one.
 
 Only PoCL's worker threads spin; the thread that waits for an execution sleeps as before.
@@ -218,10 +218,11 @@ def spin_before_sleeping() -> int | None:
         code = pages + PAGE
         try:
             write_code(code, machine_code())    # the code page: written, then read and execute only
-            for site in waits:
-                write_code(site + 1, struct.pack("<i", code + SPIN_WAIT - site - 5))
+            # the broadcasts first: stopped half-way, PoCL only counts them (spins need the count)
             for site in broadcasts:
                 write_code(site + 1, struct.pack("<i", code + COUNTED_BROADCAST - site - 5))
+            for site in waits:
+                write_code(site + 1, struct.pack("<i", code + SPIN_WAIT - site - 5))
         except OSError as exc:
             log.warning("PoCL's worker waits are left as they are: its code could not be changed (%s)", exc)
             return None
