@@ -101,11 +101,11 @@ CODE = (
 )
 
 _done = False
-_data: int | None = None        # address of the data page once installed
-_pages = None                   # keeps the mapping alive
+_data: int | None = None        # address of the data page once installed (mapped for the process's life)
 
 
 def machine_code() -> bytes:
+    """The code page's contents: :data:`CODE`'s instructions in order."""
     return b"".join(bytes.fromhex(h) for h, _ in CODE)
 
 
@@ -226,8 +226,7 @@ def spin_before_sleeping() -> int | None:
         except OSError as exc:
             log.warning("PoCL's worker waits are left as they are: its code could not be changed (%s)", exc)
             return None
-        global _pages
-        _pages, _data = pages, pages
+        _data = pages
         log.info("PoCL's idle workers spin %d µs before they sleep", spin_us)
         return spin_us
     return None
