@@ -50,7 +50,8 @@ print(json.dumps({"limit": loaded_kernel_limit(), "version": device.get_version_
 
 def write_page(path: str, rounds: int = 3, runs: int = 60) -> str:
     load = os.getloadavg()
-    results = alternate_settings(SETTINGS, "GPU_DRIVER_POCL_LOADED_KERNELS", shared_models_code(_ONE_PROCESS, runs), rounds)
+    results = alternate_settings(SETTINGS, "GPU_DRIVER_POCL_LOADED_KERNELS", shared_models_code(_ONE_PROCESS, runs),
+                                 rounds)
     after = os.getloadavg()
     today = datetime.date.today().isoformat()
     lines = [f"# PoCL's loaded kernels: three models run in turn in one process — {today}", "",

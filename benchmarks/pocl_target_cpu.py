@@ -13,7 +13,6 @@ import os
 import statistics
 import sys
 
-
 from .by_process import main, run_process, write_text
 from .machine import cpu_model
 

@@ -1,15 +1,16 @@
 """Latency of an engine in its steady state, measured beside another engine in the same process.
 
 Each timed execution, ours or a peer's (LiteRT, ONNX Runtime, the numpy reference device), is
-measured in its engine's steady state (:func:`steady_latency_ms`): the engine first runs untimed for :data:`WARM_UP_S` (at least once),
-while the other engine's threads stop spinning, and the next run is timed, as in MLTS's loop of
-inferences.  Timed right after the other engine, a run shares the cores with that engine's spinning
-threads and starts with its own asleep: on the 2-core VM ONNX Runtime's pool spins for 20-50 ms
-after a run (our MobileNet v1 took 6.9 ms right after it, 4.7 ms after a 50 ms pause), and
-face_detection_short_range took 1.03 ms right after LiteRT against 0.60 ms right after itself.  An
-idle pause instead of the warm-up slows both engines' next runs (the VM's CPUs go idle): LiteRT's
-face_detection_short_range 0.37 ms in a loop, 0.73 ms after a 50 ms pause.  The same holds for numpy's OpenBLAS, whose threads spin about 0.1 s after a matrix product (the
-reference device): ``gpu-driver bench`` warms each side up for :data:`BLAS_SPIN_S`.
+measured in its engine's steady state (:func:`steady_latency_ms`): the engine first runs untimed
+for :data:`WARM_UP_S` (at least once), while the other engine's threads stop spinning, and the next
+run is timed, as in MLTS's loop of inferences.  Timed right after the other engine, a run shares the
+cores with that engine's spinning threads and starts with its own asleep: on the 2-core VM ONNX
+Runtime's pool spins for 20-50 ms after a run (our MobileNet v1 took 6.9 ms right after it, 4.7 ms
+after a 50 ms pause), and face_detection_short_range took 1.03 ms right after LiteRT against
+0.60 ms right after itself.  An idle pause instead of the warm-up slows both engines' next runs
+(the VM's CPUs go idle): LiteRT's face_detection_short_range 0.37 ms in a loop, 0.73 ms after a
+50 ms pause.  The same holds for numpy's OpenBLAS, whose threads spin about 0.1 s after a matrix
+product (the reference device): ``gpu-driver bench`` warms each side up for :data:`BLAS_SPIN_S`.
 """
 from __future__ import annotations
 

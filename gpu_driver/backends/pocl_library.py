@@ -90,13 +90,16 @@ class ElfImage:
             f.seek(shoff)
             table = f.read(shentsize * shnum)
         self._headers = [_SECTION.unpack_from(table, i * shentsize) for i in range(shnum)]
+        self._contents: dict[int, bytes] = {}    # file offset -> a section's bytes, each read once
         names = self._read(self._headers[shstrndx])
         self.sections = {names[h[0]:names.index(b"\0", h[0])].decode(): h for h in self._headers}
 
     def _read(self, header) -> bytes:
-        with open(self.path, "rb") as f:
-            f.seek(header[4])
-            return f.read(header[5])
+        if header[4] not in self._contents:
+            with open(self.path, "rb") as f:
+                f.seek(header[4])
+                self._contents[header[4]] = f.read(header[5])
+        return self._contents[header[4]]
 
     def section_range(self, name: str) -> tuple[int, int] | None:
         """(address, size) of section ``name`` relative to the load address, or None."""

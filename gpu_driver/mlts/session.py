@@ -18,14 +18,12 @@ from typing import Callable
 import numpy as np
 
 from .. import tflite
-from ..latency import steady_latency_ms
 from ..errors import DriverError
+from ..latency import steady_latency_ms
 from .accuracy import OutputVerdict, fp16_storage_model, verdict
 from .litert import LiteRT
 
 log = logging.getLogger(__name__)
-
-
 
 
 @dataclass
@@ -139,7 +137,7 @@ def benchmark_model(path: str, device, runs: int = 50, warmup: int = 3, compare:
     peer = LiteRT(data, threads) if compare == "litert" else None
     ours, theirs = Latency(), Latency() if peer else None
     for _ in range(warmup):
-        outputs = prepared.execute(feed)
+        prepared.execute(feed)
         if peer:
             peer.run(feed)
     for k in range(runs):  # alternating, so drift hits both sides alike
@@ -150,6 +148,7 @@ def benchmark_model(path: str, device, runs: int = 50, warmup: int = 3, compare:
     accuracy = []
     if peer:
         progress(f"{name}: accuracy against LiteRT")
+        outputs = prepared.execute(feed)
         expected = peer.run(feed)
         builtin = LiteRT(data, threads, xnnpack=False).run(feed)
         try:
