@@ -137,6 +137,16 @@ def _parse_range(text: str) -> tuple[float, float]:
     return lo, hi
 
 
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
 def _parse_int_range(text: str) -> tuple[int, int]:
     lo, hi = _pair(text, int, " integers")
     if not lo <= hi:
@@ -211,6 +221,8 @@ def _bench_models(args, device) -> int:
     from .mlts.session import DEFAULT_INT_RANGE, ModelResult, benchmark_model
 
     results = []
+    if args.compare:
+        print(f"threads: {args.threads} for LiteRT and for PoCL's worker threads")
     for path in args.models:
         try:
             with console.progress(message=path) as report:
@@ -250,9 +262,14 @@ def _spread(values) -> str:
 def _bench(args) -> int:
     import numpy as np
 
-    device = _device(args.device)
     if args.models:
-        return _bench_models(args, device)
+        from .backends.opencl import pocl_worker_threads, request_pocl_worker_threads
+
+        if args.threads is not None:  # before any device starts PoCL
+            request_pocl_worker_threads(args.threads)
+        args.threads = pocl_worker_threads()
+        return _bench_models(args, _device(args.device))
+    device = _device(args.device)
     reference = get_device("reference")
     cases = ([models.mobilenet_v1(0.25, 96), models.mobilenet_v2(0.25, 96)] if args.quick
              else [models.mobilenet_v1(), models.mobilenet_v2()])
@@ -373,7 +390,9 @@ def main(argv=None) -> int:
     bench.add_argument("--quick", action="store_true", help="small models (0.25 width, 96×96), few repeats")
     bench.add_argument("--compare", choices=["litert"], help="time and check against TF Lite on the CPU (LiteRT)")
     bench.add_argument("--runs", type=int, default=50, help="timed executions per model (default 50)")
-    bench.add_argument("--threads", type=int, default=2, help="LiteRT threads (default 2)")
+    bench.add_argument("--threads", type=_positive_int, metavar="N",
+                       help="CPU threads of both engines: LiteRT's and PoCL's worker threads (default: one per "
+                            "CPU this process may use)")
     bench.add_argument("--range", type=_parse_range, default=(0.0, 1.0), metavar="LOW,HIGH",
                        help="range of random float inputs (default 0,1)")
     _add_int_range(bench)

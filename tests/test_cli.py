@@ -115,3 +115,29 @@ def test_console_tables_are_plain_aligned_text_and_progress_is_quiet_off_a_termi
         report.advance(2, "two")
         report("three")
     assert capsys.readouterr().err == ""
+
+
+def test_bench_threads_runs_both_engines_with_that_many(tmp_path):
+    pytest.importorskip("ai_edge_litert")
+    model = ROOT / "tests" / "tflite" / "keras_models" / "misc_layers_float.tflite"
+    r = _cli("bench", str(model), "--device", "opencl:0", "--compare", "litert", "--threads", "1", "--runs", "2",
+             "--html", str(tmp_path / "report.html"), state_dir=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "threads: 1 for LiteRT and for PoCL's worker threads" in r.stdout
+    assert "litert-xnnpack (1 threads)" in (tmp_path / "report.html").read_text()
+    # PoCL itself reports the worker count it started with: one compute unit
+    code = ("import gpu_driver as gd\n"
+            "from gpu_driver.backends.opencl import request_pocl_worker_threads\n"
+            "request_pocl_worker_threads(1)\n"
+            "print(gd.get_device('opencl:0').backend.session.cl_device.max_compute_units)")
+    env = {**os.environ, "GPU_DRIVER_STATE_DIR": str(tmp_path),
+           "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    env.pop("POCL_MAX_PTHREAD_COUNT", None)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split()[-1] == "1"
+
+
+def test_bench_threads_refuses_nonsense(tmp_path):
+    r = _cli("bench", "model.tflite", "--threads", "0", state_dir=tmp_path)
+    assert r.returncode == 2 and "expected a positive integer, got '0'" in r.stderr

@@ -35,6 +35,7 @@ from ..sizes import round_up
 from .base import Allocator, BackendDevice, Compiler, DeviceBuffer, Launcher, LaunchTuning, Program
 from .pocl_host_cpu import SETTING as POCL_TARGET_CPU_SETTING, name_host_cpu
 from .pocl_kernel_cache import raise_loaded_kernel_limit
+from .pocl_library import bundled_pocl, load_address
 from .pocl_worker_wait import spin_before_sleeping, statistics as worker_wait_statistics
 
 log = logging.getLogger(__name__)
@@ -78,9 +79,35 @@ def _allowed_cpus() -> set[int]:
         return set(range(os.cpu_count() or 1))
 
 
+#: PoCL's setting of its threaded device's worker count (read once, when PoCL starts)
+POCL_THREADS_SETTING = "POCL_MAX_PTHREAD_COUNT"
+
+
+def pocl_worker_threads() -> int:
+    """The worker threads PoCL's threaded device runs, or will run when it starts: its setting, else
+    one per CPU this process may use."""
+    try:
+        return max(1, int(os.environ[POCL_THREADS_SETTING]))
+    except (KeyError, ValueError):
+        return len(_allowed_cpus())
+
+
+def request_pocl_worker_threads(count: int) -> None:
+    """Run PoCL's threaded device with ``count`` worker threads.  PoCL reads the setting once, when it
+    starts: a DriverError(GENERAL_FAILURE) if it has started in this process with another count."""
+    if count < 1:
+        raise failure(f"PoCL needs at least one worker thread, not {count}")
+    if count == pocl_worker_threads():
+        return
+    if any(load_address(path) is not None for path in bundled_pocl()):
+        raise failure(f"PoCL has started with {pocl_worker_threads()} worker threads; "
+                      f"set {POCL_THREADS_SETTING}={count} before the first OpenCL device is used")
+    os.environ[POCL_THREADS_SETTING] = str(count)
+
+
 def _cl():
     for name, value in pocl_defaults(_allowed_cpus(), os.cpu_count() or 1,
-                                     os.environ.get("POCL_MAX_PTHREAD_COUNT")).items():
+                                     os.environ.get(POCL_THREADS_SETTING)).items():
         os.environ.setdefault(name, value)
     spin_before_sleeping()  # first: it checks that PoCL is not loaded (running) yet
     name_host_cpu()

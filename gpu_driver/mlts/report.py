@@ -80,7 +80,8 @@ def html_report(results: list[ModelResult]) -> str:
             f"<p>{r.operations} NNAPI operations on {html.escape(r.device)}; preparation {r.prepare_cold_s:.2f} s "
             f"cold, {_fmt(r.prepare_cached_s, 3)} s from the compilation cache; median {r.ours.median:.2f} ms "
             f"(p10 {r.ours.percentile(10):.2f}, p90 {r.ours.percentile(90):.2f})"
-            + (f"; {html.escape(r.peer_name)} median {r.peer.median:.2f} ms, ratio {r.ratio:.2f}" if r.peer else "")
+            + (f"; {html.escape(r.peer_name)}{f' ({r.threads} threads)' if r.threads else ''} median "
+               f"{r.peer.median:.2f} ms, ratio {r.ratio:.2f}" if r.peer else "")
             + "</p>" + _strip_plot(r)
             + ("<table><tr><th>output</th><th>max |d|</th><th>fp32 bound</th><th>relaxed bound</th>"
                f"<th>verdict</th></tr>{acc}</table>" if r.accuracy else ""))

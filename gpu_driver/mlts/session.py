@@ -52,6 +52,7 @@ class ModelResult:
     peer_name: str | None
     accuracy: list[OutputVerdict]
     error: str | None = None
+    threads: int | None = None        # the peer's threads (None without a peer)
 
     @property
     def ratio(self) -> float | None:
@@ -163,4 +164,4 @@ def benchmark_model(path: str, device, runs: int = 50, warmup: int = 3, compare:
         for spec, a, e, b, h in zip(imported.outputs, outputs, expected, builtin, fp16_outputs):
             accuracy.append(verdict(spec.name, a, e, b, h))
     return ModelResult(name, device.name, len(imported.model.main.operations), cold, cached, ours, theirs,
-                       peer.name if peer else None, accuracy)
+                       peer.name if peer else None, accuracy, threads=threads if peer else None)

@@ -1,6 +1,8 @@
 """Device discovery, naming, ranking, type and version strings."""
 import re
 
+import pytest
+
 import gpu_driver as gd
 from gpu_driver.hal.types import DeviceType
 
@@ -162,3 +164,17 @@ def test_pocl_compiles_for_the_named_target_cpu(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     assert "GPU_DRIVER_POCL_TARGET_CPU='zénith 5' is not an LLVM CPU name: ignored" in done.stderr
     assert done.stdout.strip().splitlines()[-1] == "[0.0, 0.0, 0.25, 3.0]"
+
+
+def test_pocl_worker_threads_can_only_be_set_before_pocl_starts():
+    from gpu_driver.backends.opencl import pocl_worker_threads, request_pocl_worker_threads
+
+    device = opencl_device()                       # PoCL has started in this process
+    running = device.backend.session.cl_device.max_compute_units
+    if pocl_worker_threads() != running:
+        pytest.skip("PoCL's default worker count differs from the CPUs this process may use")
+    request_pocl_worker_threads(running)           # what runs already: nothing to do
+    with pytest.raises(gd.DriverError, match="PoCL has started with"):
+        request_pocl_worker_threads(running + 1)
+    with pytest.raises(gd.DriverError, match="at least one worker thread"):
+        request_pocl_worker_threads(0)
