@@ -3,12 +3,15 @@ each round starts one process per setting, in turn, and each process prints its 
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 from typing import Callable
+
+from .machine import cpu_model
 
 MODELS_DIR = Path(__file__).resolve().parents[2] / "shared" / "models"
 #: the three shared TF Lite models -> input range (as in benchmarks/test_tflite_models.py)
@@ -60,6 +63,24 @@ def alternate_settings(settings: dict[str, str], variable: str, code: str, round
             results[label].append(run_process(code, variable, value))
             print(f"round {r + 1}/{rounds} {label}: {results[label][-1]}", file=sys.stderr)
     return results
+
+
+def alternate_and_describe(settings: dict[str, str], variable: str, code: str,
+                           rounds: int) -> tuple[dict[str, list[dict]], str]:
+    """:func:`alternate_settings`, and the page's machine sentence: CPU, CPU count and the load
+    averages before and after the rounds."""
+    before = os.getloadavg()
+    results = alternate_settings(settings, variable, code, rounds)
+    after = os.getloadavg()
+    machine = (f"Machine: {cpu_model()}, {os.cpu_count()} CPUs, no GPU; load average (1, 5, 15 min) before "
+               f"{before[0]:.2f}, {before[1]:.2f}, {before[2]:.2f}, after {after[0]:.2f}, {after[1]:.2f}, "
+               f"{after[2]:.2f}.")
+    return results, machine
+
+
+def page_start(title: str, *lines: str) -> list[str]:
+    """A page's first lines: ``title`` with today's date as its heading, then ``lines``."""
+    return [f"# {title} — {datetime.date.today().isoformat()}", "", *lines]
 
 
 def round_rows(results: dict[str, list[dict]], models, cells: Callable[[dict, str, str], str]) -> list[str]:

@@ -11,13 +11,11 @@ ones do not.  Medians per process; the page gives the median over the rounds and
 """
 from __future__ import annotations
 
-import datetime
-import os
 import statistics
 import sys
 
-from .by_process import SHARED_MODELS, alternate_settings, main, round_rows, shared_models_code, write_text
-from .machine import cpu_model
+from .by_process import (SHARED_MODELS, alternate_and_describe, main, page_start, round_rows, shared_models_code,
+                         write_text)
 
 MODELS = SHARED_MODELS
 #: setting label -> GPU_DRIVER_POCL_SPIN_US
@@ -43,23 +41,20 @@ print(json.dumps({"spin": pocl_worker_wait.statistics() is not None, "version": 
 
 
 def write_page(path: str, rounds: int = 3, runs: int = 100) -> str:
-    load = os.getloadavg()
-    results = alternate_settings(SETTINGS, "GPU_DRIVER_POCL_SPIN_US", shared_models_code(_ONE_PROCESS, runs), rounds)
-    after = os.getloadavg()
-    today = datetime.date.today().isoformat()
+    results, machine = alternate_and_describe(SETTINGS, "GPU_DRIVER_POCL_SPIN_US",
+                                              shared_models_code(_ONE_PROCESS, runs), rounds)
     spin, sleep = SETTINGS
-    lines = [f"# PoCL's idle workers: spin before sleeping, or sleep at once — {today}", "",
-             f"Machine: {cpu_model()}, {os.cpu_count()} CPUs, no GPU; load average (1, 5, 15 min) before "
-             f"{load[0]:.2f}, {load[1]:.2f}, {load[2]:.2f}, after {after[0]:.2f}, {after[1]:.2f}, {after[2]:.2f}. "
-             "PoCL as `opencl`.",
-             "Command: `python -m benchmarks.pocl_worker_spin --out PAGE`. The setting is fixed per process, "
-             f"so the settings alternate by process: {rounds} rounds, each one process per setting in turn. "
-             "Each process prepares face_detection_short_range, hand_landmark_lite and selfie_segmentation "
-             f"and then times one execution of each, round robin, {runs} times. Wall: median of "
-             "`PreparedModel.execute` with its copies; CPU: the process's CPU time (every thread) per "
-             "execution, mean.", "",
-             f"| model | wall, {spin} (ms) | wall, {sleep} (ms) | {sleep} ÷ {spin} | CPU, {spin} (ms) | "
-             f"CPU, {sleep} (ms) |", "|---|---|---|---|---|---|"]
+    lines = page_start(
+        "PoCL's idle workers: spin before sleeping, or sleep at once",
+        f"{machine} PoCL as `opencl`.",
+        "Command: `python -m benchmarks.pocl_worker_spin --out PAGE`. The setting is fixed per process, "
+        f"so the settings alternate by process: {rounds} rounds, each one process per setting in turn. "
+        "Each process prepares face_detection_short_range, hand_landmark_lite and selfie_segmentation "
+        f"and then times one execution of each, round robin, {runs} times. Wall: median of "
+        "`PreparedModel.execute` with its copies; CPU: the process's CPU time (every thread) per "
+        "execution, mean.", "",
+        f"| model | wall, {spin} (ms) | wall, {sleep} (ms) | {sleep} ÷ {spin} | CPU, {spin} (ms) | "
+        f"CPU, {sleep} (ms) |", "|---|---|---|---|---|---|")
     for m in MODELS:
         w = {label: statistics.median(p["wall"][m] for p in results[label]) for label in SETTINGS}
         c = {label: statistics.median(p["cpu"][m] for p in results[label]) for label in SETTINGS}

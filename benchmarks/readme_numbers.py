@@ -281,6 +281,15 @@ def _pocl_target_cpu(p: Page) -> str:
             "one process per target in turn.")
 
 
+def _thread_scaling(p: Page) -> str:
+    t = p.table("Medians")
+    geo = [r for r in t.rows if r["model"] == "geometric mean"]
+    one, many = (r["threads"] for r in geo)
+    return (f"the shared TF Lite models with {one} each take **{geo[0]['PoCL ÷ LiteRT']}×** LiteRT's time on "
+            f"PoCL (geometric mean) and with {many} **{geo[1]['PoCL ÷ LiteRT']}×**, one process per thread "
+            "count in turn.")
+
+
 #: result page → the line quoting it, in the order of the README
 QUOTES: dict[str, Callable[[Page], str]] = {
     "2026-11-22-pocl.md": _pocl,
@@ -288,6 +297,7 @@ QUOTES: dict[str, Callable[[Page], str]] = {
     "2026-11-22-cache.md": _cache,
     "2026-11-28-mobilenet-onnxruntime.md": _mobilenet_onnxruntime,
     "2026-11-28-tflite-models.md": _tflite,
+    "2026-11-28-thread-scaling.md": _thread_scaling,
     "2026-11-27-execution-modes.md": _execution_modes,
     "2026-11-27-resident-state.md": _resident_state,
     "2026-11-25-service.md": _service,
