@@ -119,8 +119,8 @@ def paired_rounds(sides: list[tuple[object, list]], rounds: int, batch: int = 1,
     executions back to back, averaged) one after the other, the order reversing every round, so
     that drift of the machine hits every side alike.  With ``warm_up_s``, each side first runs
     untimed that long in every round (its steady state: gpu_driver.latency).  At least ``rounds``
-    rounds, more until the timed rounds took ``min_seconds`` in all (at most ``max_rounds``);
-    ``on_round(rounds done, seconds so far)`` after each."""
+    rounds, more until the rounds took ``min_seconds`` in all, their warm-ups included (at most
+    ``max_rounds``); ``on_round(rounds done, seconds so far)`` after each."""
     for _ in range(WARMUP):
         for prepared, inputs in sides:
             prepared.execute(inputs)
@@ -132,14 +132,15 @@ def paired_rounds(sides: list[tuple[object, list]], rounds: int, batch: int = 1,
         column = [0.0] * len(sides)
         for k in (order if len(columns) % 2 == 0 else order[::-1]):
             prepared, inputs = sides[k]
+            started = time.perf_counter()
             if warm_up_s:
                 warm_up(lambda: prepared.execute(inputs), warm_up_s)
             t0 = time.perf_counter()
             for _ in range(batch):
                 prepared.execute(inputs)
-            spent = time.perf_counter() - t0
-            column[k] = spent / batch
-            elapsed += spent
+            done = time.perf_counter()
+            column[k] = (done - t0) / batch
+            elapsed += done - started
         columns.append(column)
         if on_round:
             on_round(len(columns), elapsed)

@@ -25,7 +25,7 @@ def test_info_lists_every_device(tmp_path):
 
 
 def test_bench_quick_prints_a_table(tmp_path):
-    r = _cli("bench", "--quick", state_dir=tmp_path)
+    r = _cli("bench", "--quick", "--threads", "1", state_dir=tmp_path)   # --threads: PoCL's workers here
     assert r.returncode == 0, r.stderr
     assert r.stderr == ""                                  # progress only on a terminal
     lines = r.stdout.splitlines()
