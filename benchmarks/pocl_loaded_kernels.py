@@ -12,13 +12,11 @@ the page gives the median over the rounds and every round.
 """
 from __future__ import annotations
 
-import datetime
-import os
 import statistics
 import sys
 
-from .by_process import SHARED_MODELS, alternate_settings, main, round_rows, shared_models_code, write_text
-from .machine import cpu_model
+from .by_process import (SHARED_MODELS, alternate_and_describe, main, page_start, round_rows, shared_models_code,
+                         write_text)
 
 MODELS = SHARED_MODELS
 #: setting label -> GPU_DRIVER_POCL_LOADED_KERNELS
@@ -49,23 +47,19 @@ print(json.dumps({"limit": loaded_kernel_limit(), "version": device.get_version_
 
 
 def write_page(path: str, rounds: int = 3, runs: int = 60) -> str:
-    load = os.getloadavg()
-    results = alternate_settings(SETTINGS, "GPU_DRIVER_POCL_LOADED_KERNELS", shared_models_code(_ONE_PROCESS, runs),
-                                 rounds)
-    after = os.getloadavg()
-    today = datetime.date.today().isoformat()
-    lines = [f"# PoCL's loaded kernels: three models run in turn in one process — {today}", "",
-             f"Machine: {cpu_model()}, {os.cpu_count()} CPUs, no GPU; load average (1, 5, 15 min) before "
-             f"{load[0]:.2f}, {load[1]:.2f}, {load[2]:.2f}, after {after[0]:.2f}, {after[1]:.2f}, {after[2]:.2f}. "
-             "PoCL as `opencl`.",
-             "Command: `python -m benchmarks.pocl_loaded_kernels --out PAGE`. The limit is fixed per process, "
-             f"so the settings alternate by process: {rounds} rounds, each one process per setting in turn. "
-             "Each process prepares face_detection_short_range, hand_landmark_lite and selfie_segmentation "
-             f"and then alternates {runs} times: each model *alone* (three executions back to back, the "
-             "last timed) and the three *in turn* (one timed execution of each, round robin). "
-             "Medians of `PreparedModel.execute` with its copies.", "",
-             "| PoCL's loaded-kernel limit | model | alone (ms) | in turn (ms) | in turn ÷ alone |",
-             "|---|---|---|---|---|"]
+    results, machine = alternate_and_describe(SETTINGS, "GPU_DRIVER_POCL_LOADED_KERNELS",
+                                              shared_models_code(_ONE_PROCESS, runs), rounds)
+    lines = page_start(
+        "PoCL's loaded kernels: three models run in turn in one process",
+        f"{machine} PoCL as `opencl`.",
+        "Command: `python -m benchmarks.pocl_loaded_kernels --out PAGE`. The limit is fixed per process, "
+        f"so the settings alternate by process: {rounds} rounds, each one process per setting in turn. "
+        "Each process prepares face_detection_short_range, hand_landmark_lite and selfie_segmentation "
+        f"and then alternates {runs} times: each model *alone* (three executions back to back, the "
+        "last timed) and the three *in turn* (one timed execution of each, round robin). "
+        "Medians of `PreparedModel.execute` with its copies.", "",
+        "| PoCL's loaded-kernel limit | model | alone (ms) | in turn (ms) | in turn ÷ alone |",
+        "|---|---|---|---|---|")
     for label in SETTINGS:
         limit = results[label][0]["limit"]
         for m in MODELS:

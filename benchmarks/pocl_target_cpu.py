@@ -8,13 +8,10 @@ process times its executions (medians).  The page gives the median over the roun
 """
 from __future__ import annotations
 
-import datetime
-import os
 import statistics
 import sys
 
-from .by_process import main, run_process, write_text
-from .machine import cpu_model
+from .by_process import alternate_and_describe, main, page_start, write_text
 
 #: the AVX-512 CPU the driver picks on an AVX-512 host, and the AVX2 one
 TARGETS = ("skylake-avx512", "haswell")
@@ -42,29 +39,16 @@ print(json.dumps({"version": device.get_version_string(), "ms": times}))
 """
 
 
-def one_process(target: str, runs: int) -> dict:
-    """Median ms per model in a fresh process whose PoCL compiles for ``target``."""
-    return run_process(_ONE_PROCESS % {"models": MODELS, "runs": runs}, "GPU_DRIVER_POCL_TARGET_CPU", target)
-
-
 def write_page(path: str, rounds: int = 4, runs: int = 40) -> str:
-    load = os.getloadavg()
-    results: dict[str, list[dict]] = {t: [] for t in TARGETS}
-    for r in range(rounds):
-        for target in TARGETS:
-            results[target].append(one_process(target, runs))
-            print(f"round {r + 1}/{rounds} {target}: {results[target][-1]['ms']}", file=sys.stderr)
-    today = datetime.date.today().isoformat()
-    after = os.getloadavg()
-    lines = [f"# PoCL target CPU: MobileNet compiled for AVX-512 and for AVX2 — {today}", "",
-             f"Machine: {cpu_model()}, {os.cpu_count()} CPUs, no GPU; load average (1, 5, 15 min) before "
-             f"{load[0]:.2f}, {load[1]:.2f}, {load[2]:.2f}, after {after[0]:.2f}, {after[1]:.2f}, {after[2]:.2f}. "
-             "PoCL as `opencl`.",
-             "Command: `python -m benchmarks.pocl_target_cpu --out PAGE`. PoCL's target CPU is fixed per "
-             f"process, so the peers alternate by process: {rounds} rounds, each one process per target CPU "
-             f"in turn; each process prepares both models and takes the median of {runs} executions "
-             "(`PreparedModel.execute` with its copies) after 5 warm-ups.", "",
-             "| target CPU | mobilenet_v1 ms | mobilenet_v2 ms |", "|---|---|---|"]
+    results, machine = alternate_and_describe({t: t for t in TARGETS}, "GPU_DRIVER_POCL_TARGET_CPU",
+                                              _ONE_PROCESS % {"models": MODELS, "runs": runs}, rounds)
+    lines = page_start("PoCL target CPU: MobileNet compiled for AVX-512 and for AVX2",
+                       f"{machine} PoCL as `opencl`.",
+                       "Command: `python -m benchmarks.pocl_target_cpu --out PAGE`. PoCL's target CPU is fixed per "
+                       f"process, so the peers alternate by process: {rounds} rounds, each one process per target "
+                       f"CPU in turn; each process prepares both models and takes the median of {runs} executions "
+                       "(`PreparedModel.execute` with its copies) after 5 warm-ups.", "",
+                       "| target CPU | mobilenet_v1 ms | mobilenet_v2 ms |", "|---|---|---|")
     medians = {t: {m: statistics.median(p["ms"][m] for p in results[t]) for m in MODELS} for t in TARGETS}
     for t in TARGETS:
         lines.append(f"| {t} | {medians[t]['mobilenet_v1']:.2f} | {medians[t]['mobilenet_v2']:.2f} |")

@@ -1,5 +1,6 @@
 """The three shared TF Lite models on PoCL and on LiteRT (XNNPACK) with one CPU thread each and with
-one per CPU: how each engine scales with its threads, and the latency ratio at each count.
+PoCL's default count (one per CPU the process may use, or POCL_MAX_PTHREAD_COUNT when set): how each
+engine scales with its threads, and the latency ratio at each count.
 
     python -m benchmarks.thread_scaling --out benchmarks/results/<date>-thread-scaling.md
 
@@ -12,9 +13,10 @@ rounds and every round.
 """
 from __future__ import annotations
 
-import os
 import statistics
 import sys
+
+from gpu_driver.backends.opencl import POCL_THREADS_SETTING, pocl_worker_threads
 
 from .by_process import (SHARED_MODELS, alternate_and_describe, main, page_start, round_rows, shared_models_code,
                          write_text)
@@ -40,9 +42,9 @@ print(json.dumps({"threads": threads, "compute_units": device.backend.session.cl
 
 
 def write_page(path: str, rounds: int = 3, runs: int = 30) -> str:
-    every = len(os.sched_getaffinity(0))      # PoCL's default: one worker per CPU the process may use
+    every = pocl_worker_threads()             # PoCL's default: one worker per CPU the process may use
     settings = {"1 thread": "1", f"{every} threads": str(every)}
-    results, machine = alternate_and_describe(settings, "POCL_MAX_PTHREAD_COUNT",
+    results, machine = alternate_and_describe(settings, POCL_THREADS_SETTING,
                                               shared_models_code(_ONE_PROCESS, runs), rounds)
     one, many = settings
     lines = page_start(
