@@ -29,7 +29,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..errors import failure
+from ..errors import failure, invalid
 from ..hal.types import DeviceType
 from ..sizes import round_up
 from .base import Allocator, BackendDevice, Compiler, DeviceBuffer, Launcher, LaunchTuning, Program
@@ -93,10 +93,11 @@ def pocl_worker_threads() -> int:
 
 
 def request_pocl_worker_threads(count: int) -> None:
-    """Run PoCL's threaded device with ``count`` worker threads.  PoCL reads the setting once, when it
-    starts: a DriverError(GENERAL_FAILURE) if it has started in this process with another count."""
-    if count < 1:
-        raise failure(f"PoCL needs at least one worker thread, not {count}")
+    """Run PoCL's threaded device with ``count`` worker threads: DriverError(INVALID_ARGUMENT) unless
+    ``count`` is a positive int.  PoCL reads the setting once, when it starts: DriverError(GENERAL_FAILURE)
+    if it has started in this process with another count."""
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise invalid(f"PoCL needs a positive whole number of worker threads, not {count!r}")
     if count == pocl_worker_threads():
         return
     if any(load_address(path) is not None for path in bundled_pocl()):

@@ -174,7 +174,10 @@ def test_pocl_worker_threads_can_only_be_set_before_pocl_starts():
     if pocl_worker_threads() != running:
         pytest.skip("PoCL's default worker count differs from the CPUs this process may use")
     request_pocl_worker_threads(running)           # what runs already: nothing to do
-    with pytest.raises(gd.DriverError, match="PoCL has started with"):
+    with pytest.raises(gd.DriverError, match="PoCL has started with") as started:
         request_pocl_worker_threads(running + 1)
-    with pytest.raises(gd.DriverError, match="at least one worker thread"):
-        request_pocl_worker_threads(0)
+    assert started.value.status == gd.ErrorStatus.GENERAL_FAILURE
+    for bad in (0, -2, 1.5, "2", True, None):
+        with pytest.raises(gd.DriverError, match="positive whole number of worker threads") as refused:
+            request_pocl_worker_threads(bad)
+        assert refused.value.status == gd.ErrorStatus.INVALID_ARGUMENT
