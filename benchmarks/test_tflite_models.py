@@ -1,6 +1,7 @@
-"""TF Lite models on PoCL and on the reference device against LiteRT-XNNPACK (2 threads) in the same
-process, alternating: each round runs ours, then LiteRT (the round's untimed setup), on the same
-input, each timed run after 50 ms of untimed runs of the same engine.  The models: the shared production ones (../shared/models) and the float Keras models of
+"""TF Lite models on PoCL and on the reference device against LiteRT-XNNPACK (as many threads as PoCL
+has workers) in the same process, alternating: each round runs ours, then LiteRT (the round's untimed
+setup), on the same input, each timed run after 50 ms of untimed runs of the same engine.  The
+models: the shared production ones (../shared/models) and the float Keras models of
 tests/tflite/keras_models (TensorFlow's converter output).  extra_info carries LiteRT's median and
 the ratio ours ÷ LiteRT; with benchmarking enabled the last test writes
 ``benchmarks/results/<date>-tflite-models.md`` (the table and the geometric-mean ratio per device)."""
@@ -17,11 +18,14 @@ import pytest
 
 from benchmarks.machine import cpu_model, load_average
 from gpu_driver import tflite
+from gpu_driver.backends.opencl import pocl_worker_threads
 
 pytest.importorskip("ai_edge_litert.interpreter")
 from gpu_driver.mlts.litert import LiteRT  # noqa: E402
 from gpu_driver.latency import steady_latency_ms, warm_up  # noqa: E402
 
+#: LiteRT's threads: the worker threads of PoCL's threaded device (gpu-driver bench does the same)
+THREADS = pocl_worker_threads()
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = ROOT.parent / "shared" / "models"  # ../shared/models beside the checkout
 KERAS = ROOT / "tests" / "tflite" / "keras_models"
@@ -54,7 +58,7 @@ def test_model_vs_litert(benchmark, name, device_name, pocl, reference):
     device = pocl if device_name == "opencl" else reference
     prepared = device.prepare_model(imported.model)
     feed = _feed(imported, lo, hi)
-    peer = LiteRT(data, threads=2)
+    peer = LiteRT(data, threads=THREADS)
     for _ in range(3):
         prepared.execute(feed)
         peer.run(feed)
@@ -89,11 +93,11 @@ def test_write_results():
              f"{LOAD_BEFORE}, after {load_after}. PoCL as `opencl`.",
              "Command: `python -m pytest benchmarks/test_tflite_models.py -p no:cacheprovider "
              "--benchmark-json=benchmarks/results/<date>-tflite-models.json` (this page is written by its last "
-             "test). Each round runs ours, then LiteRT (XNNPACK, 2 threads) on the same input, in the same "
-             "process; each timed run follows 50 ms of untimed runs of the same engine, in which the other "
-             "engine's threads stop spinning (steady state, as MLTS's loop of inferences: "
-             "`gpu_driver.latency.steady_latency_ms`); medians over the rounds. Models: the three shared MediaPipe models and the float Keras "
-             "models of tests/tflite/keras_models.", "",
+             f"test). Each round runs ours, then LiteRT (XNNPACK, {THREADS} threads, PoCL's worker count) on "
+             "the same input, in the same process; each timed run follows 50 ms of untimed runs of the same "
+             "engine, in which the other engine's threads stop spinning (steady state, as MLTS's loop of "
+             "inferences: `gpu_driver.latency.steady_latency_ms`); medians over the rounds. Models: the three "
+             "shared MediaPipe models and the float Keras models of tests/tflite/keras_models.", "",
              "| model | device | ours (ms) | LiteRT (ms) | ours ÷ LiteRT | rounds |", "|---|---|---|---|---|---|"]
     for device_name in ("opencl", "reference"):
         for (name, dev), (ours, theirs, rounds) in MEASURED.items():
