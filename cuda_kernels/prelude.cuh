@@ -109,6 +109,9 @@ template <int N> static __device__ __forceinline__ gd_floatv<N> operator*(gd_flo
 #define FLOATV_ACTIVATION(n, v, lo, hi, nan_low, hard_swish) \
     do { _Pragma("unroll") for (int j_ = 0; j_ < (n); ++j_) \
         FUSED_ACTIVATION((v)[j_], lo, hi, nan_low, hard_swish); } while (0)
+#define FLOATV_PRELU(n, v, alpha) \
+    do { const gd_floatv<n> a_ = (alpha); _Pragma("unroll") for (int j_ = 0; j_ < (n); ++j_) \
+        (v)[j_] = (v)[j_] >= 0.0f ? (v)[j_] : (v)[j_] * a_[j_]; } while (0)
 
 #ifndef INFINITY
 #define INFINITY __int_as_float(0x7f800000)

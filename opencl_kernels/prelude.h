@@ -46,6 +46,8 @@
  *                      lane of the FLOATV lvalue v (on OpenCL as vector operations)
  *                      PoCL vectorises float arrays only 8 lanes wide (256-bit AVX); arithmetic on a
  *                      16-lane FLOATV compiles to 512-bit AVX-512 code
+ *   FLOATV_PRELU(n, v, alpha)  each lane of the FLOATV lvalue v that is not >= 0 (a NaN stays NaN)
+ *                      times the same lane of the FLOATV alpha
  *
  * Math (float unless noted; all available in both dialects)
  *   min, max (int and float), clamp(x, lo, hi) (int and float), fmin, fmax, fabs, abs (int),
@@ -116,6 +118,7 @@ GD_HARD_SWISH_V(8)
 GD_HARD_SWISH_V(16)
 #define FLOATV_ACTIVATION(n, v, lo, hi, nan_low, hard_swish) \
     (FUSED_CLAMP(v, lo, hi, nan_low), (v) = (hard_swish) ? gd_hard_swish##n(v) : (v))
+#define FLOATV_PRELU(n, v, alpha) ((v) = (v) >= 0.0f ? (v) : (v) * (alpha))
 
 #define ROUND(x) round(x)
 #define FAST_EXP(x) native_exp(x)

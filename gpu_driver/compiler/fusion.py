@@ -26,6 +26,10 @@
   ``accepts_input_scale``: a GEMM, which multiplies each weight row by the channel's scale),
   disappears into that consumer: it reads the tensor, and the vector becomes its last input before
   a residual (``input_scale``).  Runs after the residual ADDs are fused.
+- :func:`fuse_prelus`: a float PRELU by a constant vector along the last axis, whose input is the
+  output of an operation that can apply it after its activation (its family registers
+  ``accepts_prelu``: a GEMM) and is read by nothing else, disappears into that operation: the vector
+  becomes its last input (``prelu``).  Runs after the residual ADDs and input scales are fused.
 - :func:`fold_constants`: a node whose inputs are all constant is computed once, at preparation, with
   the reference device's kernel; its outputs become constants (``TensorInfo.value`` set).
 
@@ -171,7 +175,7 @@ def _residual_fusion(graph: Graph, add: Node, side: int, computed_by: dict[int, 
     code = graph.tensors[node.inputs[pos]]
     p = node.params
     if (code.value is None or int(code.value) != 0 or getattr(p, "residual", True)
-            or getattr(p, "hard_swish", False) or getattr(p, "nan_to_low", False)):
+            or getattr(p, "hard_swish", False) or getattr(p, "nan_to_low", False) or getattr(p, "prelu", False)):
         return None
     ready = _available_by(graph, node, computed_by, order, other)
     if graph.tensors[other].value is not None or ready is False:
@@ -273,7 +277,8 @@ def _input_scale(graph: Graph, mul: Node, users: dict[int, list[Node]]) -> tuple
     node = readers[0]
     entry = lookup(node.type)
     if (entry is None or entry.accepts_input_scale is None or node.params is None or not node.inputs
-            or node.inputs[0] != out or out in node.inputs[1:] or getattr(node.params, "input_scale", True)):
+            or node.inputs[0] != out or out in node.inputs[1:] or getattr(node.params, "input_scale", True)
+            or getattr(node.params, "prelu", False)):
         return None
     info = graph.tensors[out]
     if info.type != OperandType.TENSOR_FLOAT32 or not info.known_shape or not info.shape:
@@ -309,6 +314,48 @@ def fuse_input_scales(graph: Graph) -> int:
         graph.nodes.remove(mul)
         users = consumers(graph)
         fused += 1
+    return fused
+
+
+def _prelu_fusion(graph: Graph, prelu: Node, computed_by: dict[int, Node],
+                  users: dict[int, list[Node]]) -> tuple[Node, Node] | None:
+    """(producer of ``prelu``'s input, that producer with the PRELU fused) when it qualifies
+    (:func:`fuse_prelus`), else None."""
+    if prelu.type != OperationType.PRELU or prelu.params is None or len(prelu.inputs) != 2:
+        return None
+    x, alpha_id = prelu.inputs
+    node = computed_by.get(x)
+    if (node is None or node.params is None or users.get(x) != [prelu] or x in graph.subgraph.output_indexes
+            or len(node.outputs) != 1 or alpha_id == x or getattr(node.params, "prelu", True)):
+        return None
+    entry = lookup(node.type)
+    if entry is None or entry.accepts_prelu is None:
+        return None
+    src, alpha, out = (graph.tensors[i] for i in (x, alpha_id, prelu.outputs[0]))
+    if not (src.type == alpha.type == out.type == OperandType.TENSOR_FLOAT32 and src.known_shape and out.known_shape
+            and src.shape and tuple(src.shape) == tuple(out.shape) and alpha.value is not None
+            and _channel_vector(alpha.shape, src.shape[-1])):
+        return None
+    try:
+        if not entry.accepts_prelu(LoweringContext(graph, node)):
+            return None
+    except Exception:
+        return None
+    return node, Node(node.index, node.type, [*node.inputs, alpha_id], list(prelu.outputs),
+                      replace(node.params, prelu=True))
+
+
+def fuse_prelus(graph: Graph) -> int:
+    """Rewrite ``graph`` in place (after the residual ADDs and input scales); returns the number of
+    PRELUs fused."""
+    fused = 0
+    maps = None
+    for prelu in [n for n in graph.nodes if n.type == OperationType.PRELU]:
+        maps = maps or (producers(graph), consumers(graph))
+        found = _prelu_fusion(graph, prelu, *maps)
+        if found is not None:
+            fused += _rewrite(graph, [(found[0], prelu, found[1])])
+            maps = None
     return fused
 
 

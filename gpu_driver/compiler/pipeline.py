@@ -25,7 +25,7 @@ from .autotune import tuning
 from .codegen import assign_names, fixed_local_sizes, generate
 from .cost import estimated_work
 from .elementwise_chain import ElementwiseChain, fuse_elementwise_chains, lower_elementwise_chain
-from .fusion import fold_channel_pads, fold_constants, fuse_activations, fuse_input_scales, fuse_residual_adds
+from .fusion import fold_channel_pads, fold_constants, fuse_activations, fuse_input_scales, fuse_prelus, fuse_residual_adds
 from .ir import LoweredModel, TensorId
 from .lowering import LoweringContext
 from .support import check_supported
@@ -68,6 +68,7 @@ def prepare_graph(model: Model, input_shapes: Sequence[tuple[int, ...]] | None =
         fuse_residual_adds(graph)
         fold_channel_pads(graph)
         fuse_input_scales(graph)
+        fuse_prelus(graph)
     if fuse and fuse_chains:
         fuse_elementwise_chains(graph)
     return graph

@@ -439,6 +439,13 @@ def _is_pointwise(p: Conv2DParams) -> bool:
             and p.pad_top == p.pad_left == p.pad_bottom == p.pad_right == 0)
 
 
+def conv_2d_takes_prelu(ctx: LoweringContext) -> bool:
+    """A float32 convolution with a register-tiled kernel (gemm.cl or conv.cl) can apply a PRELU by a
+    channel vector after its activation (compiler/fusion.py)."""
+    p = ctx.params
+    return p.batch > 0 and p.quant is None and _supports_tiled(ctx)
+
+
 def conv_2d_is_float_gemm(ctx: LoweringContext) -> bool:
     """A float32 1×1 convolution lowered as a GEMM: it can add a residual tensor in its epilogue and
     scale its input channels (compiler/fusion.py)."""
@@ -536,7 +543,8 @@ def lower_conv_2d(ctx: LoweringContext) -> None:
     pixel_tiles = [_pixel_tile(p.out_w, most) for most in pixels_most]   # the default first
     if vector and _border_share(p, pixel_tiles[0]) >= PREPAD_BORDER_SHARE:
         x = _zero_padded(ctx, p, x, max(ceil_div(p.out_w, px) * px for px in pixel_tiles), base)
-    base.update({"T": in_type, "ZX": zx, "MAC_T": mac, "CB": cb, "COB": cob, "VECTOR": int(vector),
+    prelu = [ctx.input(len(ctx.node.inputs) - 1)] if p.prelu else []   # a fused PRELU's alpha [CO]
+    base.update({"T": in_type, "ZX": zx, "MAC_T": mac, "CB": cb, "COB": cob, "VECTOR": int(vector), "PRELU": int(p.prelu),
                  "UNROLL_CHANNELS": int(p.in_c <= UNROLL_CHANNELS),
                  "UNROLL_TAPS": int(not vector and cb <= 16 and p.in_c * p.kernel_h * p.kernel_w <= 32)})
 
@@ -545,14 +553,15 @@ def lower_conv_2d(ctx: LoweringContext) -> None:
 
     def trial(i: int) -> autotune.Trial:  # only vector tiles have alternatives: their input is float
         d = dict(specialise(pixel_tiles[i]), OUT_T="int" if p.quant is not None else io_type)
-        return autotune.Trial("conv.cl", d, [np.zeros(p.batch * d["H"] * d["W"] * p.in_c, np.float32), packed, bias],
+        return autotune.Trial("conv.cl", d, [np.zeros(p.batch * d["H"] * d["W"] * p.in_c, np.float32), packed, bias,
+                                             *(np.ones(co, np.float32) for _ in prelu)],
                               p.batch * p.out_h * p.out_w * co * 4, (cob, d["PBLOCKS"], d["ROWS"]),
                               Work.REGISTER_TILES)
 
     flops = 2 * p.batch * p.out_h * p.out_w * co * p.kernel_h * p.kernel_w * p.in_c
     key = ("conv.cl", *sorted(base.items()))
     d = specialise(pixel_tiles[autotune.choose(key, len(pixel_tiles), flops, trial)])
-    emit_with_requantization(ctx, "conv.cl", d, [x, ctx.constant(packed), ctx.constant(bias)],
+    emit_with_requantization(ctx, "conv.cl", d, [x, ctx.constant(packed), ctx.constant(bias), *prelu],
                              (cob, d["PBLOCKS"], d["ROWS"]), Work.REGISTER_TILES, p.quant,
                              p.batch * p.out_h * p.out_w, co, act_defines(p, ctx.outputs[0]), io_type)
 
@@ -740,7 +749,7 @@ def transpose_multiply_adds(inputs: list[TensorInfo], outputs: list[TensorInfo])
 @operation(OperationType.CONV_2D, signature=CONV_2D_SIGNATURE, reference=reference_conv_2d, lower=lower_conv_2d,
            supports=supports_conv, fused_activation_input=conv_2d_fused_activation_input,
            multiply_adds=filter_rows_multiply_adds, accepts_residual=conv_2d_is_float_gemm,
-           accepts_input_scale=conv_2d_is_float_gemm)
+           accepts_input_scale=conv_2d_is_float_gemm, accepts_prelu=conv_2d_takes_prelu)
 def conv_2d(inputs: list[TensorInfo], outputs: list[TensorInfo]) -> Conv2DParams:
     return _conv("CONV_2D", inputs, outputs, depthwise=False)
 

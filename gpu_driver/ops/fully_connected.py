@@ -118,7 +118,8 @@ def lower_fully_connected(ctx: LoweringContext) -> None:
 
 
 def fully_connected_accepts_residual(ctx: LoweringContext) -> bool:
-    """Float32 with constant weights and bias (the GEMM) adds a residual tensor in its epilogue."""
+    """Float32 with constant weights and bias (the GEMM) adds a residual tensor in its epilogue (and
+    applies a PRELU by a vector of num_units after its activation)."""
     p = ctx.params
     return p.batch > 0 and p.quant is None and _supports_tiled(ctx)
 
@@ -138,7 +139,8 @@ def fully_connected_fused_activation_input(inputs: list[TensorInfo]) -> int | No
 @operation(OperationType.FULLY_CONNECTED, signature=FULLY_CONNECTED_SIGNATURE, reference=reference_fully_connected,
            lower=lower_fully_connected, supports=supports_fully_connected,
            fused_activation_input=fully_connected_fused_activation_input, multiply_adds=filter_rows_multiply_adds,
-           accepts_residual=fully_connected_accepts_residual, accepts_input_scale=fully_connected_accepts_input_scale)
+           accepts_residual=fully_connected_accepts_residual, accepts_input_scale=fully_connected_accepts_input_scale,
+           accepts_prelu=fully_connected_accepts_residual)
 def fully_connected(inputs: list[TensorInfo], outputs: list[TensorInfo]) -> FullyConnectedParams:
     name = "FULLY_CONNECTED"
     inp, weights, bias, act = inputs[:4]

@@ -40,6 +40,8 @@ class ActivationParams(OpParams):
     ``nan_to_low``: the activation is a float RELU operation fused into this one (compiler/fusion.py):
     its clamp keeps the RELU operation's rule that a NaN gives ``float_min``.
     ``hard_swish``: a float HARD_SWISH operation fused into this one, applied after the clamp.
+    ``prelu``: a float PRELU operation by a constant vector along the output's channels fused into
+    this one (compiler/fusion.py fuse_prelus), applied last; the vector is the node's last input.
     """
 
     activation: int = 0
@@ -49,6 +51,7 @@ class ActivationParams(OpParams):
     act_max: int = 0
     nan_to_low: bool = False
     hard_swish: bool = False
+    prelu: bool = False
 
 
 @dataclass

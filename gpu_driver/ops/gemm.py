@@ -211,20 +211,26 @@ def lower_gemm(ctx: LoweringContext, a: TensorId, m: int, weights: np.ndarray, b
     With ``residual`` set in the node's params (a fused ADD, float only), the node's last input, a
     float [m, N] tensor, is added to the result before the activation; a residual of fewer channels
     (a folded zero channel PAD, compiler/fusion.py) adds zeros past its own.  With ``input_scale``
-    (a fused MUL), the node's last input before the residual, a float vector [K], scales column k of
-    ``a`` (each weight row k is multiplied by it in the kernel)."""
+    (a fused MUL), the node's input before the residual, a float vector [K], scales column k of
+    ``a`` (each weight row k is multiplied by it in the kernel).  With ``prelu`` (a fused PRELU), the
+    node's last input, a float vector [N], multiplies each output below 0 after the activation."""
     n, k = weights.shape
     chunk = min(k, float_chunk(quant, io_type, weights)) if quant is not None else k
     weights = weights.astype(np.float32)
     a, _, _ = centred_input(ctx, a, m * k, io_type, quant, "float")
+    # the fused inputs after the operation's own: input scale, residual, PReLU alpha (those present)
+    residual, prelu = int(ctx.params.residual), int(ctx.params.prelu)
+    at_alpha = len(ctx.node.inputs) - 1
+    at_residual = at_alpha - prelu
+    at_scale = at_residual - residual
     base = {"ACC_T": "int" if quant is not None else "float", "QUANT": int(quant is not None), "M": m, "K": k,
-            "N": n, "KC": chunk, "CHUNKED": int(chunk < k), "RESIDUAL": int(ctx.params.residual), "BK": GROUP_DEPTH,
-            "SCALE": int(ctx.params.input_scale),
-            "RES_C": ctx.inputs[-1].shape[-1] if ctx.params.residual else n, "REQUANT": 0, "CENTRED": 0, "CP": n,
+            "N": n, "KC": chunk, "CHUNKED": int(chunk < k), "RESIDUAL": residual, "BK": GROUP_DEPTH,
+            "SCALE": int(ctx.params.input_scale), "PRELU": prelu,
+            "RES_C": ctx.inputs[at_residual].shape[-1] if residual else n, "REQUANT": 0, "CENTRED": 0, "CP": n,
             "ZO": quant.output_zero_point if quant is not None else 0, **multiplier_defines(quant), **act}
-    last = len(ctx.node.inputs) - 1
-    scale = [ctx.input(last - int(ctx.params.residual))] if base["SCALE"] else []
-    extra = scale + ([ctx.input(last)] if ctx.params.residual else [])
+    fused = [(at_scale, k, 1.0)] * base["SCALE"] + [(at_residual, m * base["RES_C"], 0.0)] * residual \
+        + [(at_alpha, n, 1.0)] * prelu   # (input, elements, the value the autotuner's trials fill it with)
+    extra = [ctx.input(i) for i, _, _ in fused]
 
     def specialise(tile: Tile):
         """(defines, packed constants, global size, work) of ``tile``."""
@@ -250,8 +256,7 @@ def lower_gemm(ctx: LoweringContext, a: TensorId, m: int, weights: np.ndarray, b
         d, consts, grid, work = specialise(candidates[i])
         d["OUT_T"] = "int" if quant is not None else io_type
         return autotune.Trial("gemm.cl", d, [np.zeros(m * k, np.float32), *consts,
-                                             *(np.ones(k, np.float32) for _ in scale),
-                                             *(np.zeros(m * n, np.float32) for _ in extra[len(scale):])],
+                                             *(np.full(size, fill, np.float32) for _, size, fill in fused)],
                               m * n * 4, grid, work)
 
     key = ("gemm.cl", candidates[0].group, *sorted(base.items()))

@@ -63,6 +63,9 @@ class OperationDef:
     accepts_residual: ResidualPredicate | None = None
     #: the node can scale its input 0's channels by a vector (compiler/fusion.py fuse_input_scales)
     accepts_input_scale: ResidualPredicate | None = None
+    #: the node can apply a PRELU by a vector along its output's channels after its activation
+    #: (compiler/fusion.py fuse_prelus)
+    accepts_prelu: ResidualPredicate | None = None
 
 
 REGISTRY: dict[OperationType, OperationDef] = {}
@@ -73,7 +76,7 @@ def operation(op_type: OperationType, *, signature: OpSignature, reference: Refe
               requires: Sequence[str] = (), fused_activation_input: FusedActivationInput | None = None,
               value_inputs: Sequence[int] = (), data_dependent: DataDependentLowering | None = None,
               multiply_adds: MultiplyAdds | None = None, accepts_residual: ResidualPredicate | None = None,
-              accepts_input_scale: ResidualPredicate | None = None):
+              accepts_input_scale: ResidualPredicate | None = None, accepts_prelu: ResidualPredicate | None = None):
     """Register the decorated definition of ``op_type`` with the rest of what the driver knows of it.
 
     Stack one decorator per operation code when several share a definition."""
@@ -83,7 +86,8 @@ def operation(op_type: OperationType, *, signature: OpSignature, reference: Refe
             raise ValueError(f"{op_type.name} is registered twice")
         REGISTRY[op_type] = OperationDef(op_type, signature, define, reference, lower, supports,
                                          frozenset(requires), fused_activation_input, tuple(value_inputs),
-                                         data_dependent, multiply_adds, accepts_residual, accepts_input_scale)
+                                         data_dependent, multiply_adds, accepts_residual, accepts_input_scale,
+                                         accepts_prelu)
         return define
 
     return register

@@ -15,7 +15,8 @@
  * mask their out-of-image taps (clamped address, value selected to 0); UNROLL_TAPS unrolls those
  * loops.
  * QUANT: out (OUT_T = int) receives the int32 sums with the bias; conv_requantize.cl requantizes them.
- * Otherwise OUT_T = T = float. */
+ * Otherwise OUT_T = T = float; with PRELU an output x < 0 (not x >= 0: a NaN stays NaN) becomes
+ * x * alpha[co] after the activation (a fused PRELU by a vector along the channels; alpha [CO]). */
 /* WEIGHTS(wrow): wv = the CB weights of one tap and input channel; MAC(p, x): acc[p] += x * wv */
 #if ${VECTOR}
 #define ${KERNEL_NAME}_WEIGHTS(wrow) const FLOATV(${CB}) wv = FLOATV_LOAD(${CB}, (wrow), 0)
@@ -31,7 +32,11 @@
 #define ${KERNEL_NAME}_WHOLE_BLOCK(co0) 1
 #endif
 KERNEL void ${KERNEL_NAME}(GLOBAL const ${T}* RESTRICT in, GLOBAL const ${MAC_T}* RESTRICT w,
-                           GLOBAL const ${ACC_T}* RESTRICT bias, GLOBAL ${OUT_T}* RESTRICT out) {
+                           GLOBAL const ${ACC_T}* RESTRICT bias,
+#if ${PRELU}
+                           GLOBAL const float* RESTRICT alpha,
+#endif
+                           GLOBAL ${OUT_T}* RESTRICT out) {
     const int cb = GLOBAL_ID(0);
     const int pb = GLOBAL_ID(1);
     const int row = GLOBAL_ID(2);
@@ -125,6 +130,9 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const ${T}* RESTRICT in, GLOBAL const ${MAC_T}
 #if ${HAS_ACT}
             FLOATV_ACTIVATION(${CB}, v, ${ACT_FMIN}, ${ACT_FMAX}, ${ACT_NAN_LOW}, ${ACT_HARD_SWISH});
 #endif
+#if ${PRELU}
+            FLOATV_PRELU(${CB}, v, FLOATV_LOAD(${CB}, alpha + co0, 0));
+#endif
             FLOATV_STORE(${CB}, out + obase + co0, 0, v);
             continue;
         }
@@ -141,6 +149,9 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const ${T}* RESTRICT in, GLOBAL const ${MAC_T}
             float v = acc[p][j] + bias[co];
 #if ${HAS_ACT}
             FUSED_ACTIVATION(v, ${ACT_FMIN}, ${ACT_FMAX}, ${ACT_NAN_LOW}, ${ACT_HARD_SWISH});
+#endif
+#if ${PRELU}
+            v = v >= 0.0f ? v : v * alpha[co];
 #endif
             out[obase + co] = v;
 #endif

@@ -27,7 +27,9 @@
  * Otherwise OUT_T = float.  RESIDUAL (float): res [M][RES_C] float is added to each sum before the
  * activation (a fused ADD); columns from RES_C on add 0 (a folded zero channel PAD).  SCALE (float):
  * column k of a is multiplied by scale[k] (a fused MUL of a by a channel vector): GROUP 0 scales
- * the weight row k, GROUP 1 the slice of a it copies. */
+ * the weight row k, GROUP 1 the slice of a it copies.  PRELU (float): after the activation, an
+ * output x < 0 (not x >= 0: a NaN stays NaN) becomes x * alpha[n] (a fused PRELU of the result by a
+ * vector along its columns; alpha [N] float). */
 /* the store of output (m, n) from its float sum (CHUNKED: its int total) */
 #if ${QUANT} && ${REQUANT}
 #if ${PER_CHANNEL}
@@ -54,19 +56,24 @@
 #define ${KERNEL_NAME}_STORE(m, n, sum, total) out[(m) * ${N} + (n)] = (int)(sum) + bias[n]
 #else
 #if ${HAS_ACT}
-#define ${KERNEL_NAME}_ACT(v) FUSED_ACTIVATION(v, ${ACT_FMIN}, ${ACT_FMAX}, ${ACT_NAN_LOW}, ${ACT_HARD_SWISH})
+#define ${KERNEL_NAME}_CLAMP(v) FUSED_ACTIVATION(v, ${ACT_FMIN}, ${ACT_FMAX}, ${ACT_NAN_LOW}, ${ACT_HARD_SWISH})
 #else
-#define ${KERNEL_NAME}_ACT(v)
+#define ${KERNEL_NAME}_CLAMP(v)
+#endif
+#if ${PRELU}
+#define ${KERNEL_NAME}_ACT(v, n) { ${KERNEL_NAME}_CLAMP(v); (v) = (v) >= 0.0f ? (v) : (v) * alpha[n]; }
+#else
+#define ${KERNEL_NAME}_ACT(v, n) { ${KERNEL_NAME}_CLAMP(v); }
 #endif
 #if ${RESIDUAL} && ${RES_C} < ${N}
 #define ${KERNEL_NAME}_STORE(m, n, sum, total) { \
         const float r_ = res[(m) * ${RES_C} + min((n), ${RES_C} - 1)]; /* loaded always: no branch */ \
-        float v = (sum) + bias[n] + ((n) < ${RES_C} ? r_ : 0.0f); ${KERNEL_NAME}_ACT(v); out[(m) * ${N} + (n)] = v; }
+        float v = (sum) + bias[n] + ((n) < ${RES_C} ? r_ : 0.0f); ${KERNEL_NAME}_ACT(v, n); out[(m) * ${N} + (n)] = v; }
 #elif ${RESIDUAL}
 #define ${KERNEL_NAME}_STORE(m, n, sum, total) { float v = (sum) + bias[n] + res[(m) * ${N} + (n)]; \
-        ${KERNEL_NAME}_ACT(v); out[(m) * ${N} + (n)] = v; }
+        ${KERNEL_NAME}_ACT(v, n); out[(m) * ${N} + (n)] = v; }
 #else
-#define ${KERNEL_NAME}_STORE(m, n, sum, total) { float v = (sum) + bias[n]; ${KERNEL_NAME}_ACT(v); \
+#define ${KERNEL_NAME}_STORE(m, n, sum, total) { float v = (sum) + bias[n]; ${KERNEL_NAME}_ACT(v, n); \
         out[(m) * ${N} + (n)] = v; }
 #endif
 #endif
@@ -94,6 +101,9 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const float* RESTRICT a, GLOBAL const float* R
 #endif
 #if ${RESIDUAL}
                            GLOBAL const float* RESTRICT res,
+#endif
+#if ${PRELU}
+                           GLOBAL const float* RESTRICT alpha,
 #endif
 #if ${QUANT} && ${REQUANT}
                            GLOBAL const int* RESTRICT qp,
@@ -264,6 +274,9 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const float* RESTRICT a, GLOBAL const float* R
 #if ${HAS_ACT}
             FLOATV_ACTIVATION(${NB}, v, ${ACT_FMIN}, ${ACT_FMAX}, ${ACT_NAN_LOW}, ${ACT_HARD_SWISH});
 #endif
+#if ${PRELU}
+            FLOATV_PRELU(${NB}, v, FLOATV_LOAD(${NB}, alpha + n0, 0));
+#endif
             FLOATV_STORE(${NB}, out + m * ${N} + n0, 0, v);
             continue;
         }
@@ -281,6 +294,7 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const float* RESTRICT a, GLOBAL const float* R
 }
 #undef ${KERNEL_NAME}_STORE
 #undef ${KERNEL_NAME}_ACT
+#undef ${KERNEL_NAME}_CLAMP
 #undef ${KERNEL_NAME}_WHOLE_IN_N
 #undef ${KERNEL_NAME}_WHOLE_IN_RES
 #undef ${KERNEL_NAME}_SCALED

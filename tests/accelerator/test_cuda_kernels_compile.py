@@ -90,6 +90,34 @@ def _models():
     yield _residual_model(rng)
     yield _residual_model(rng, shortcut_channels=12)
     yield _quant8_chain_model(rng)
+    yield from _prelu_models(rng)
+
+
+def _prelu_models(rng):
+    """A PRELU by a channel vector after a 1×1 CONV_2D with a residual ADD (gemm.cl PRELU) and after a
+    3×3 CONV_2D of 20 channels (conv.cl PRELU, a vector block and a partial one): both join the
+    convolution's epilogue."""
+    import gpu_driver as gd
+    for k, cout, residual in ((1, 16, True), (3, 20, False)):
+        b = gd.ModelBuilder()
+        x = b.add_input(OT.TENSOR_FLOAT32, [1, 3, 4, 8])
+        c = b.add_operand(OT.TENSOR_FLOAT32, [1, 3, 4, cout])
+        b.add_operation(OP.CONV_2D, [x, b.add_constant(OT.TENSOR_FLOAT32, [cout, k, k, 8],
+                                                       rng.uniform(-1, 1, (cout, k, k, 8))),
+                                     b.add_constant(OT.TENSOR_FLOAT32, [cout], rng.uniform(-1, 1, cout)),
+                                     *(b.add_scalar(OT.INT32, v) for v in (1, 1, 1, 0))], [c])
+        if residual:
+            summed = b.add_operand(OT.TENSOR_FLOAT32, [1, 3, 4, cout])
+            b.add_operation(OP.ADD, [c, b.add_input(OT.TENSOR_FLOAT32, [1, 3, 4, cout]), b.add_scalar(OT.INT32, 0)],
+                            [summed])
+            c = summed
+        y = b.add_operand(OT.TENSOR_FLOAT32, [1, 3, 4, cout])
+        b.add_operation(OP.PRELU, [c, b.add_constant(OT.TENSOR_FLOAT32, [1, 1, cout], rng.uniform(-1, 1, (1, 1, cout)))],
+                        [y])
+        b.set_outputs([y])
+        model = b.finish()
+        assert [getattr(n.params, "prelu", False) for n in prepare_graph(model).nodes] == [True]
+        yield model
 
 
 def _residual_model(rng, shortcut_channels: int = 16):
