@@ -253,6 +253,9 @@ class LaunchTuning:
     #: the device multiplies matrices best in work groups staging tiles through local memory (a GPU:
     #: ops/gemm.py's group tiles); a CPU device keeps one register tile per work item
     group_gemm: bool = False
+    #: each work item of a Work.CHUNKS launch is a work group of its own: a CPU device, whose cores each
+    #: run whole work groups (PoCL put the 16 chunks of a global pool in one group, run by one core)
+    chunks_alone: bool = False
     #: compute units (GPU multiprocessors): a launch of fewer work groups leaves some idle
     compute_units: int = 1
     #: consecutive elements per work item of an element-wise kernel (LoweringContext.emit_elements): a
@@ -279,6 +282,8 @@ class LaunchTuning:
             return (min(size[0], channels), min(size[1], pixels), 1)
         elif work is Work.GROUP_TILES:
             return GROUP_TILE_ITEMS
+        elif work is Work.CHUNKS and self.chunks_alone:
+            return (1,) * len(size)
         elif work is Work.CHANNEL_LANES:
             widest, step = self.channel_lanes
             lane = next((c for c in range(widest, step - 1, -step) if size[0] % c == 0), None)

@@ -453,6 +453,7 @@ class OpenCLBackend(BackendDevice):
             self.tuning.float_lanes = int(cl_device.native_vector_width_float or 16)
             self.tuning.one_register_vectors = self.tuning.float_lanes >= 16
             self.tuning.min_work_items = 1
+            self.tuning.chunks_alone = True
         elif cl_device.type & cl.device_type.GPU:
             self.tuning.choose_gpu_kernels(int(cl_device.max_compute_units or 1))
         if parent is not None:  # one device's traffic, whichever lane moves it

@@ -69,6 +69,7 @@ class Work(enum.Enum):
     REGISTER_TILES = "register_tiles"  # (channel blocks, pixel blocks, rows): one register tile per item
     CHANNEL_LANES = "channel_lanes"    # (channels, pixel blocks, rows): consecutive channels side by side
     GRID = "grid"                      # any other 1-3-D grid: the backend's default
+    CHUNKS = "chunks"                  # few work items, each reducing a long range of its own
     GROUP_TILES = "group_tiles"        # (column groups, row groups) of exactly GROUP_TILE_ITEMS work
                                        # items each, cooperating through local memory
 

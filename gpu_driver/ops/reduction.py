@@ -24,15 +24,17 @@ axes), ARGMAX, ARGMIN (along one axis) and TOPK_V2 (along the last axis).
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..compiler.lowering_helpers import (ctype, fdef, float_io, known, numel, params_ok, row_strides,
+from ..compiler.lowering_helpers import (ctype, fdef, float_act, float_io, known, numel, params_ok, row_strides,
                                          scalars_constant, Work)
 from ..hal.types import OperationType
 from .definition import OpParams, TensorInfo, require, require_nonempty
+from .pooling import emit_whole_image_pool
 from .registry import operation
 from .shape_preserving import AxisParams, float_compute, normalize_axis
 from .signature import B8, BOOL, F16, F32, I32, Q8A, Q8AS, OpSignature, Variant, i32
@@ -260,6 +262,9 @@ def supports_reduction(ctx: LoweringContext) -> bool:
 def lower_reduce(ctx: LoweringContext) -> None:
     p: ReduceParams = ctx.params
     x, out = ctx.inputs[0], ctx.outputs[0]
+    if (p.op == 4 and len(p.in_shape) == 4 and p.axes == (1, 2) and x.type in _FLOATS and out.type == x.type
+            and emit_whole_image_pool(ctx, "average", *p.in_shape, float_act(-math.inf, math.inf))):
+        return  # a float MEAN over an NHWC image's pixels is a global average pool
     strides = row_strides(p.in_shape)
     kept = [(p.in_shape[a], strides[a]) for a in p.kept]
     reduced = [(p.in_shape[a], strides[a]) for a in p.axes]

@@ -91,6 +91,11 @@ def _models():
     yield _residual_model(rng, shortcut_channels=12)
     yield _quant8_chain_model(rng)
     yield from _prelu_models(rng)
+    # whole-image pools summed in row chunks (pooling_global.cl, both stages): MAX with RELU6, float16 MEAN
+    yield single_op(OP.MAX_POOL_2D, [In(F32, (1, 64, 32, 16)), *(i32(v) for v in (0, 0, 0, 0, 1, 1, 32, 64, 3))],
+                    [Out(F32)])[0]
+    yield single_op(OP.MEAN, [In(OT.TENSOR_FLOAT16, (1, 64, 32, 16)), Const(I32T, [1, 2]), i32(0)],
+                    [Out(OT.TENSOR_FLOAT16)])[0]
 
 
 def _prelu_models(rng):

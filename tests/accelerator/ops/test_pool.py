@@ -52,3 +52,57 @@ def test_global_pool_split_for_a_gpu(accelerator, monkeypatch):
     for op in (OP.AVERAGE_POOL_2D, OP.MAX_POOL_2D):
         x = In(F32, (1, 9, 7, 32))
         check_op(accelerator, op, [x, i32(2), i32(1), i32(1), i32(7), i32(9), i32(0)], [Out(F32)], rng)
+
+
+def _kernel_templates(model):
+    from gpu_driver.compiler.pipeline import lower, prepare_graph
+    return [k.template for k in lower(prepare_graph(model)).kernels]
+
+
+# (n, h, w, c): 16-channel blocks, 4-channel blocks over 37 rows in unequal chunks, one channel per block
+WHOLE_IMAGES = [(2, 64, 48, 16), (1, 37, 120, 12), (1, 130, 300, 1)]
+
+
+@pytest.mark.parametrize("op, type, act", [(OP.AVERAGE_POOL_2D, F32, 0), (OP.MAX_POOL_2D, F32, 3),
+                                           (OP.L2_POOL_2D, F32, 1), (OP.AVERAGE_POOL_2D, F16, 0),
+                                           (OP.MAX_POOL_2D, F16, 0)])
+def test_whole_image_pool_in_row_chunks(accelerator, op, type, act):
+    # a float window over the whole image, large enough to be summed in row chunks (pooling_global.cl),
+    # against float64 numpy; a NaN cell is in the average (NaN) and never wins the max
+    import gpu_driver as gd
+    rng = np.random.default_rng(23)
+    for n, h, w, c in WHOLE_IMAGES:
+        x = rng.uniform(-4, 4, (n, h, w, c)).astype(np.float16 if type == F16 else np.float32)
+        x[0, h // 2, 3, 0] = np.nan
+        b = gd.ModelBuilder()
+        i = b.add_input(type, [n, h, w, c])
+        o = b.add_operand(type, [n, 1, 1, c])
+        b.add_operation(op, [i, *(b.add_scalar(OT.INT32, v) for v in (0, 0, 0, 0, 1, 1, w, h, act))], [o])
+        b.set_outputs([o])
+        model = b.finish()
+        assert _kernel_templates(model) == ["pooling_global.cl"] * 2
+        got = accelerator.prepare_model(model).execute([x])[0].astype(np.float64)
+        v = x.astype(np.float64)
+        with np.errstate(invalid="ignore"):
+            if op == OP.AVERAGE_POOL_2D:
+                want = v.mean(axis=(1, 2), keepdims=True)
+            elif op == OP.L2_POOL_2D:
+                want = np.sqrt((v * v).mean(axis=(1, 2), keepdims=True))
+            else:
+                want = np.nanmax(v, axis=(1, 2), keepdims=True)
+        want = np.clip(want, *{0: (-np.inf, np.inf), 1: (0, np.inf), 3: (0, 6)}[act])
+        assert np.isnan(got[0, 0, 0, 0]) == (op != OP.MAX_POOL_2D)
+        tol = dict(rtol=2e-3, atol=2e-3) if type == F16 else dict(rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(got, want, **tol)
+
+
+@pytest.mark.parametrize("h, w, c", [(12, 10, 32), (7, 7, 1280)])
+def test_whole_image_pools_that_stay_one_pass(h, w, c):
+    # a small image; an image with 80 channel blocks of 16 to spread (MobileNet v2's last pool)
+    import gpu_driver as gd
+    b = gd.ModelBuilder()
+    i = b.add_input(F32, [1, h, w, c])
+    o = b.add_operand(F32, [1, 1, 1, c])
+    b.add_operation(OP.AVERAGE_POOL_2D, [i, *(b.add_scalar(OT.INT32, v) for v in (0, 0, 0, 0, 1, 1, w, h, 0))], [o])
+    b.set_outputs([o])
+    assert _kernel_templates(b.finish()) == ["pooling.cl"]

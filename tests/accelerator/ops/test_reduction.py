@@ -103,3 +103,28 @@ def test_reduce_every_axis_subset(accelerator, op, t):
     for mask in range(1, 16):
         axes = [a for a in range(4) if mask >> a & 1]
         _reduce(accelerator, op, t, axes, mask % 2 == 0, shape=(3, 2, 5, 4))
+
+
+@pytest.mark.parametrize("t, keep", [(OT.TENSOR_FLOAT32, True), (OT.TENSOR_FLOAT32, False),
+                                     (OT.TENSOR_FLOAT16, False)])
+def test_mean_over_the_pixels_of_a_large_image_in_row_chunks(accelerator, t, keep):
+    # MEAN over axes 1 and 2 of an NHWC image large enough to be summed in row chunks (the global
+    # average pool's pooling_global.cl), against float64 numpy; an infinity stays unclamped
+    import gpu_driver as gd
+    from gpu_driver.compiler.pipeline import lower, prepare_graph
+    rng = np.random.default_rng(29)
+    x = rng.uniform(-4, 4, (2, 72, 128, 16)).astype(np.float16 if t == OT.TENSOR_FLOAT16 else np.float32)
+    x[1, 5, 6, 7] = np.inf
+    b = gd.ModelBuilder()
+    i = b.add_input(t, list(x.shape))
+    o = b.add_operand(t, [2, 1, 1, 16] if keep else [2, 16])
+    b.add_operation(OP.MEAN, [i, b.add_constant(OT.TENSOR_INT32, [2], np.array([1, 2], np.int32)),
+                              b.add_scalar(OT.INT32, int(keep))], [o])
+    b.set_outputs([o])
+    model = b.finish()
+    assert [k.template for k in lower(prepare_graph(model)).kernels] == ["pooling_global.cl"] * 2
+    got = accelerator.prepare_model(model).execute([x])[0]
+    want = x.astype(np.float64).mean(axis=(1, 2), keepdims=keep)
+    assert np.isposinf(got.reshape(2, 16)[1, 7])
+    tol = dict(rtol=2e-3, atol=2e-3) if t == OT.TENSOR_FLOAT16 else dict(rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(got.astype(np.float64), want, **tol)
