@@ -59,13 +59,7 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const ${T}* RESTRICT in, GLOBAL ${T}* RESTRICT
             const int p = iy * ${XY} + ix * ${XX};
             for (int j = 0; j < ${CB}; ++j) {
                 const float v = ${LOAD}(xc, p + j * ${XC});
-#if ${KIND} == 1
-                acc[j] = acc[j] < v ? v : acc[j];
-#elif ${KIND} == 2
-                acc[j] += v * v;
-#else
-                acc[j] += v;
-#endif
+                POOL_ACCUMULATE(${KIND}, acc[j], v);
             }
         }
 #if ${KIND} != 1

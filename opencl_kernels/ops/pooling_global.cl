@@ -24,13 +24,7 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const ${T}* RESTRICT in, GLOBAL float* RESTRIC
             const int p = iy * ${XY} + ix * ${XX};
             for (int j = 0; j < ${CB}; ++j) {
                 const float v = ${LOAD}(xc, p + j);
-#if ${KIND} == 1
-                acc[j] = acc[j] < v ? v : acc[j];
-#elif ${KIND} == 2
-                acc[j] += v * v;
-#else
-                acc[j] += v;
-#endif
+                POOL_ACCUMULATE(${KIND}, acc[j], v);
             }
         }
     GLOBAL float* o = part + (n * ${G} + g) * ${C} + cb * ${CB};
