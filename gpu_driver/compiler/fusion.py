@@ -20,6 +20,9 @@
   channels at the end of the last axis only (its sole consumer) is read unpadded: the PAD disappears
   and the epilogue adds zeros for the channels past the residual's own (a MediaPipe BlazeFace block
   pads its shortcut so).
+- :func:`fold_spatial_pads`: a PAD adding only zero rows and columns (a quantized input's zero point)
+  around an NHWC image, read only by CONV_2D (not 1×1) or DEPTHWISE_CONV_2D as their input, disappears
+  into their explicit padding: they read the unpadded image (TF Lite's stride-2 layers pad so).
 - :func:`fuse_input_scales`: a float MUL (activation NONE) of a tensor by a vector along its last axis
   (every other axis of the vector 1: a squeeze-and-excitation block's channel weights), whose only
   consumer takes the product as its input 0 and can scale its input channels (its family registers
@@ -254,6 +257,56 @@ def fold_channel_pads(graph: Graph) -> int:
             continue
         node.inputs[-1] = pad.inputs[0]
         graph.nodes.remove(pad)
+        folded += 1
+    return folded
+
+
+def _spatial_zero_pad(graph: Graph, pad: Node) -> tuple[int, int, int, int] | None:
+    """(top, bottom, left, right) of a PAD that only adds rows and columns of zeros (a quantized
+    input's zero point) around a rank-4 image, else None."""
+    p = pad.params
+    if not isinstance(p, PadParams) or p.mode != "constant" or len(p.paddings) != 4:
+        return None
+    (n0, n1), (top, bottom), (left, right), (c0, c1) = p.paddings
+    x = graph.tensors[pad.inputs[0]]
+    if n0 or n1 or c0 or c1 or min(top, bottom, left, right) < 0 or not x.known_shape:
+        return None
+    return (top, bottom, left, right) if p.fill == (x.zero_point if x.is_quantized else 0) else None
+
+
+def _takes_pad(node: Node, padded: int) -> bool:
+    """``node`` reads the padded image ``padded`` as its NHWC input 0 only, as a convolution whose
+    explicit padding can take the PAD's (a 1×1 one stays a GEMM over the padded image)."""
+    p = node.params
+    return (node.type in (OperationType.CONV_2D, OperationType.DEPTHWISE_CONV_2D) and p is not None
+            and node.inputs[0] == padded and padded not in node.inputs[1:] and not p.nchw
+            and not (node.type == OperationType.CONV_2D and p.kernel_h == p.kernel_w == 1))
+
+
+def fold_spatial_pads(graph: Graph) -> int:
+    """Rewrite ``graph`` in place (after support is decided, before :func:`fuse_residual_adds`): a PAD
+    adding only zero rows and columns around an NHWC image, read only by convolutions
+    (:func:`_takes_pad`), disappears into their explicit padding; returns the number of PADs folded."""
+    folded = 0
+    users = consumers(graph)
+    for pad in [n for n in graph.nodes if n.type in (OperationType.PAD, OperationType.PAD_V2)]:
+        pads = _spatial_zero_pad(graph, pad) if pad.params is not None else None
+        out = pad.outputs[0]
+        readers = users.get(out, [])
+        if (pads is None or not readers or out in graph.subgraph.output_indexes
+                or not all(_takes_pad(r, out) for r in readers)):
+            continue
+        top, bottom, left, right = pads
+        for reader in readers:
+            p = reader.params
+            params = replace(p, in_h=p.in_h - top - bottom, in_w=p.in_w - left - right,
+                             pad_top=p.pad_top + top, pad_bottom=p.pad_bottom + bottom,
+                             pad_left=p.pad_left + left, pad_right=p.pad_right + right)
+            graph.nodes[graph.nodes.index(reader)] = Node(reader.index, reader.type,
+                                                          [pad.inputs[0], *reader.inputs[1:]],
+                                                          list(reader.outputs), params)
+        graph.nodes.remove(pad)
+        users = consumers(graph)
         folded += 1
     return folded
 

@@ -25,7 +25,8 @@ from .autotune import tuning
 from .codegen import assign_names, fixed_local_sizes, generate
 from .cost import estimated_work
 from .elementwise_chain import ElementwiseChain, fuse_elementwise_chains, lower_elementwise_chain
-from .fusion import fold_channel_pads, fold_constants, fuse_activations, fuse_input_scales, fuse_prelus, fuse_residual_adds
+from .fusion import (fold_channel_pads, fold_constants, fold_spatial_pads, fuse_activations, fuse_input_scales,
+                     fuse_prelus, fuse_residual_adds)
 from .ir import LoweredModel, TensorId
 from .lowering import LoweringContext
 from .support import check_supported
@@ -65,6 +66,7 @@ def prepare_graph(model: Model, input_shapes: Sequence[tuple[int, ...]] | None =
     if check_support:
         check_supported(graph)
     if fuse:
+        fold_spatial_pads(graph)
         fuse_residual_adds(graph)
         fold_channel_pads(graph)
         fuse_input_scales(graph)
