@@ -21,8 +21,9 @@
   and the epilogue adds zeros for the channels past the residual's own (a MediaPipe BlazeFace block
   pads its shortcut so).
 - :func:`fold_spatial_pads`: a PAD adding only zero rows and columns (a quantized input's zero point)
-  around an NHWC image, read only by CONV_2D (not 1×1) or DEPTHWISE_CONV_2D as their input, disappears
-  into their explicit padding: they read the unpadded image (TF Lite's stride-2 layers pad so).
+  around an NHWC image, read only by operations that can take it into their own explicit padding
+  (their family registers ``accepts_zero_pad``: the convolutions that are not GEMMs), disappears
+  into it: they read the unpadded image (TF Lite's stride-2 layers pad so).
 - :func:`fuse_input_scales`: a float MUL (activation NONE) of a tensor by a vector along its last axis
   (every other axis of the vector 1: a squeeze-and-excitation block's channel weights), whose only
   consumer takes the product as its input 0 and can scale its input channels (its family registers
@@ -274,18 +275,22 @@ def _spatial_zero_pad(graph: Graph, pad: Node) -> tuple[int, int, int, int] | No
     return (top, bottom, left, right) if p.fill == (x.zero_point if x.is_quantized else 0) else None
 
 
-def _takes_pad(node: Node, padded: int) -> bool:
-    """``node`` reads the padded image ``padded`` as its NHWC input 0 only, as a convolution whose
-    explicit padding can take the PAD's (a 1×1 one stays a GEMM over the padded image)."""
-    p = node.params
-    return (node.type in (OperationType.CONV_2D, OperationType.DEPTHWISE_CONV_2D) and p is not None
-            and node.inputs[0] == padded and padded not in node.inputs[1:] and not p.nchw
-            and not (node.type == OperationType.CONV_2D and p.kernel_h == p.kernel_w == 1))
+def _takes_pad(graph: Graph, node: Node, padded: int) -> bool:
+    """``node`` reads the padded image ``padded`` as its input 0 only and can take the PAD into its
+    own explicit padding (its family registers ``accepts_zero_pad``)."""
+    entry = lookup(node.type)
+    if (entry is None or entry.accepts_zero_pad is None or node.params is None or not node.inputs
+            or node.inputs[0] != padded or padded in node.inputs[1:]):
+        return False
+    try:
+        return bool(entry.accepts_zero_pad(LoweringContext(graph, node)))
+    except Exception:
+        return False
 
 
 def fold_spatial_pads(graph: Graph) -> int:
     """Rewrite ``graph`` in place (after support is decided, before :func:`fuse_residual_adds`): a PAD
-    adding only zero rows and columns around an NHWC image, read only by convolutions
+    adding only zero rows and columns around an NHWC image, read only by operations that take it
     (:func:`_takes_pad`), disappears into their explicit padding; returns the number of PADs folded."""
     folded = 0
     users = consumers(graph)
@@ -294,7 +299,7 @@ def fold_spatial_pads(graph: Graph) -> int:
         out = pad.outputs[0]
         readers = users.get(out, [])
         if (pads is None or not readers or out in graph.subgraph.output_indexes
-                or not all(_takes_pad(r, out) for r in readers)):
+                or not all(_takes_pad(graph, r, out) for r in readers)):
             continue
         top, bottom, left, right = pads
         for reader in readers:

@@ -446,6 +446,13 @@ def conv_2d_takes_prelu(ctx: LoweringContext) -> bool:
     return p.batch > 0 and p.quant is None and _supports_tiled(ctx)
 
 
+def conv_takes_zero_pad(ctx: LoweringContext) -> bool:
+    """An NHWC convolution that is not a GEMM (1×1, stride 1, no padding) takes a zero PAD of its
+    input's rows and columns into its explicit padding (compiler/fusion.py); a GEMM stays one over the
+    padded image."""
+    return not ctx.params.nchw and not (ctx.node.type == OperationType.CONV_2D and _is_pointwise(ctx.params))
+
+
 def conv_2d_is_float_gemm(ctx: LoweringContext) -> bool:
     """A float32 1×1 convolution lowered as a GEMM: it can add a residual tensor in its epilogue and
     scale its input channels (compiler/fusion.py)."""
@@ -749,14 +756,16 @@ def transpose_multiply_adds(inputs: list[TensorInfo], outputs: list[TensorInfo])
 @operation(OperationType.CONV_2D, signature=CONV_2D_SIGNATURE, reference=reference_conv_2d, lower=lower_conv_2d,
            supports=supports_conv, fused_activation_input=conv_2d_fused_activation_input,
            multiply_adds=filter_rows_multiply_adds, accepts_residual=conv_2d_is_float_gemm,
-           accepts_input_scale=conv_2d_is_float_gemm, accepts_prelu=conv_2d_takes_prelu)
+           accepts_input_scale=conv_2d_is_float_gemm, accepts_prelu=conv_2d_takes_prelu,
+           accepts_zero_pad=conv_takes_zero_pad)
 def conv_2d(inputs: list[TensorInfo], outputs: list[TensorInfo]) -> Conv2DParams:
     return _conv("CONV_2D", inputs, outputs, depthwise=False)
 
 
 @operation(OperationType.DEPTHWISE_CONV_2D, signature=DEPTHWISE_CONV_2D_SIGNATURE,
            reference=reference_depthwise_conv_2d, lower=lower_depthwise_conv_2d, supports=supports_conv,
-           fused_activation_input=depthwise_conv_2d_fused_activation_input, multiply_adds=depthwise_multiply_adds)
+           fused_activation_input=depthwise_conv_2d_fused_activation_input, multiply_adds=depthwise_multiply_adds,
+           accepts_zero_pad=conv_takes_zero_pad)
 def depthwise_conv_2d(inputs: list[TensorInfo], outputs: list[TensorInfo]) -> DepthwiseConv2DParams:
     return _conv("DEPTHWISE_CONV_2D", inputs, outputs, depthwise=True)
 

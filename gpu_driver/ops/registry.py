@@ -66,6 +66,9 @@ class OperationDef:
     #: the node can apply a PRELU by a vector along its output's channels after its activation
     #: (compiler/fusion.py fuse_prelus)
     accepts_prelu: ResidualPredicate | None = None
+    #: the node can read its NHWC input 0 without a PAD of zero rows and columns in front of it, the
+    #: PAD's amounts added to its own explicit padding (compiler/fusion.py fold_spatial_pads)
+    accepts_zero_pad: ResidualPredicate | None = None
 
 
 REGISTRY: dict[OperationType, OperationDef] = {}
@@ -76,7 +79,8 @@ def operation(op_type: OperationType, *, signature: OpSignature, reference: Refe
               requires: Sequence[str] = (), fused_activation_input: FusedActivationInput | None = None,
               value_inputs: Sequence[int] = (), data_dependent: DataDependentLowering | None = None,
               multiply_adds: MultiplyAdds | None = None, accepts_residual: ResidualPredicate | None = None,
-              accepts_input_scale: ResidualPredicate | None = None, accepts_prelu: ResidualPredicate | None = None):
+              accepts_input_scale: ResidualPredicate | None = None, accepts_prelu: ResidualPredicate | None = None,
+              accepts_zero_pad: ResidualPredicate | None = None):
     """Register the decorated definition of ``op_type`` with the rest of what the driver knows of it.
 
     Stack one decorator per operation code when several share a definition."""
@@ -87,7 +91,7 @@ def operation(op_type: OperationType, *, signature: OpSignature, reference: Refe
         REGISTRY[op_type] = OperationDef(op_type, signature, define, reference, lower, supports,
                                          frozenset(requires), fused_activation_input, tuple(value_inputs),
                                          data_dependent, multiply_adds, accepts_residual, accepts_input_scale,
-                                         accepts_prelu)
+                                         accepts_prelu, accepts_zero_pad)
         return define
 
     return register
