@@ -21,6 +21,7 @@ from __future__ import annotations
 import abc
 import functools
 import importlib.resources
+import math
 import threading
 from dataclasses import dataclass, field
 from typing import Any, Sequence
@@ -232,6 +233,8 @@ class LaunchTuning:
     rows: int
     #: Work.REGISTER_TILES: at most this many (channel blocks, pixel blocks) per group
     register_tiles: tuple[int, int]
+    #: ... with fewer pixel blocks per group (halved, down to 1) while a launch has fewer groups than this
+    fewest_groups: int = 16
     #: Work.CHANNEL_LANES: (widest, step): groups of the widest multiple of step up to widest that
     #: divides the channel count (none divides: :meth:`default`)
     channel_lanes: tuple[int, int]
@@ -279,7 +282,13 @@ class LaunchTuning:
                 return (width,)
         elif work is Work.REGISTER_TILES:
             channels, pixels = self.register_tiles
-            return (min(size[0], channels), min(size[1], pixels), 1)
+            channels = min(size[0], channels)
+            pixels = min(size[1], pixels)
+            # fewer pixel blocks per group where the launch would otherwise have few groups to share out
+            # (a 7-group GEMM ran 4 groups on one PoCL worker and 3 on the other)
+            while pixels > 1 and _groups(size, (channels, pixels)) < self.fewest_groups:
+                pixels //= 2
+            return (channels, pixels, 1)
         elif work is Work.GROUP_TILES:
             return GROUP_TILE_ITEMS
         elif work is Work.CHUNKS and self.chunks_alone:
@@ -294,6 +303,11 @@ class LaunchTuning:
     def default(self, global_size: tuple[int, ...]) -> tuple[int, ...] | None:
         """The local size of work with no stated preference; None lets the runtime pick."""
         return None
+
+
+def _groups(size: Sequence[int], local: Sequence[int]) -> int:
+    """The work groups of a launch of ``size`` work items in groups of ``local`` (the last axis whole)."""
+    return math.prod(-(-g // l) for g, l in zip(size, local)) * math.prod(size[len(local):])
 
 
 #: the kernel choices of a GPU (LaunchTuning attributes): matrix products and long rows reduced in

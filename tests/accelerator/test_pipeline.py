@@ -238,7 +238,17 @@ def test_launch_tuning_maps_the_shape_of_work_to_local_sizes():
     ocl, cuda = OpenCLTuning(), CudaTuning(132)
     assert ocl.local_size(Work.ELEMENTS, (1000,)) == (64,) and ocl.local_size(Work.ELEMENTS, (10,)) is None
     assert ocl.local_size(Work.ROWS, (40,)) == (32,) and ocl.local_size(Work.ROWS, (0,)) is None
-    assert ocl.local_size(Work.REGISTER_TILES, (3, 9, 5)) == (3, 4, 1)
+    # register tiles: up to 16 channel blocks x 4 pixel blocks, fewer pixel blocks while that leaves
+    # under 16 groups: (3, 9, 8) in 3x4 groups is 1*3*8 = 24 groups; (3, 9, 5) would be 1*3*5 = 15, so
+    # 3x2 (25); (12, 28, 1) 7 -> 14 -> 28 groups with 4, 2, 1; (42, 7, 1) 3*2 = 6 -> 3*4 -> 3*7 = 21
+    assert ocl.local_size(Work.REGISTER_TILES, (3, 9, 8)) == (3, 4, 1)
+    assert ocl.local_size(Work.REGISTER_TILES, (3, 9, 5)) == (3, 2, 1)
+    assert ocl.local_size(Work.REGISTER_TILES, (12, 28, 1)) == (12, 1, 1)
+    assert ocl.local_size(Work.REGISTER_TILES, (42, 7, 1)) == (16, 1, 1)
+    # chunks of a reduction: one per work group where the device says so (a CPU), else the default
+    assert ocl.local_size(Work.CHUNKS, (1, 16, 1)) is None
+    ocl.chunks_alone = True
+    assert ocl.local_size(Work.CHUNKS, (1, 16, 1)) == (1, 1, 1) and ocl.local_size(Work.CHUNKS, (4,)) == (1,)
     assert ocl.local_size(Work.CHANNEL_LANES, (96, 2, 2)) == (48, 1, 1)
     assert ocl.local_size(Work.CHANNEL_LANES, (12, 1, 1)) is None and ocl.local_size(Work.GRID, (5, 5)) is None
     # CUDA resolves every launch to a block: the grid default where the work states no preference
