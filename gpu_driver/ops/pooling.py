@@ -207,10 +207,11 @@ def lower_pool(ctx: LoweringContext) -> None:
     d.update(zip(("XN", "XY", "XX", "XC"), image_strides(p.batch, p.in_h, p.in_w, p.in_c, p.nchw)))
     d.update(zip(("ON", "OY", "OX", "OC"), image_strides(p.batch, p.out_h, p.out_w, p.in_c, p.nchw)))
     d.update(float_io(x))
-    d.update(act_defines(p, out))
+    act = act_defines(p, out)
+    d.update(act)
     whole = (p.out_h == p.out_w == 1 and p.kernel_h == p.in_h and p.kernel_w == p.in_w and not p.nchw
              and p.pad_top == p.pad_left == p.pad_bottom == p.pad_right == 0)
-    if whole and emit_whole_image_pool(ctx, p.kind, p.batch, p.in_h, p.in_w, p.in_c, act_defines(p, out)):
+    if whole and emit_whole_image_pool(ctx, p.kind, p.batch, p.in_h, p.in_w, p.in_c, act):
         return
     cb = next(b for b in _CHANNEL_BLOCKS if p.in_c % b == 0)
     few = autotune.target_tuning().min_work_items
