@@ -102,6 +102,11 @@ template <int N> static __device__ __forceinline__ gd_floatv<N> operator*(float 
     return v;
 }
 template <int N> static __device__ __forceinline__ gd_floatv<N> operator*(gd_floatv<N> v, float x) { return x * v; }
+template <int N> static __device__ __forceinline__ gd_floatv<N> operator*(gd_floatv<N> a, const gd_floatv<N>& b) {
+#pragma unroll
+    for (int j = 0; j < N; ++j) a.s[j] *= b.s[j];
+    return a;
+}
 #define FLOATV(n) gd_floatv<n>
 #define FLOATV_SPLAT(n, x) gd_floatv_splat<n>(x)
 #define FLOATV_LOAD(n, p, i) gd_floatv_load<n>((p), (long long)(i))

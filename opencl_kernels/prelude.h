@@ -38,7 +38,7 @@
  *                      load/store macro as a literal (${LOAD} / ${STORE}: lowering_helpers.float_io)
  *   Conversions: plain C casts only (no convert_* builtins); ROUND(x) rounds ties away from zero.
  *   FLOATV(n)          float vector of n = 4, 8 or 16 lanes (OpenCL floatn; CUDA a struct of n floats):
- *                      lane v[j]; v + v, v += v, x * v and v * x with a float x (every lane)
+ *                      lane v[j]; v + v, v += v, v * v (lane by lane), x * v and v * x with a float x
  *   FLOATV_SPLAT(n, x) the vector with every lane x
  *   FLOATV_LOAD(n, p, i)  the vector p[i*n .. i*n+n-1] of a GLOBAL float pointer (4-byte aligned)
  *   FLOATV_STORE(n, p, i, v)  stores v there

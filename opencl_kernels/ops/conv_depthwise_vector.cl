@@ -1,10 +1,11 @@
 /* Depthwise convolution, NHWC, depth multiplier 1, CO a multiple of VW: work item = (channel
  * block cb of VW consecutive channels, pixel block of PX along x, n*OH + oy).  Inputs, weights and
  * accumulators are VW-lane FLOATV (explicit vectors: PoCL emits full-width AVX-512 code for them, its
- * work-item vectoriser only 256-bit).  The products are written lane by lane: the CUDA prelude's
- * FLOATV has no vector x vector product (on PoCL as fast as it within the measurement noise).  Per
- * filter row the RW input columns under the tile are loaded (and masked) once and shared by the KW
- * taps.  w: [KH][KW][CO] float; bias [CO] ACC_T.
+ * work-item vectoriser only 256-bit; written lane by lane, the products were re-vectorised 256 bits
+ * wide).  Per filter row the RW input columns under the tile are loaded once and shared by the KW
+ * taps.  A tile reaching past the image skips the filter rows outside it and reads the columns
+ * outside it as 0.
+ * w: [KH][KW][CO] float; bias [CO] ACC_T.
  * float32: OUT_T = float, bias float, the activation applied here.  QUANT (quant8): ``in`` is the input
  * centred on its zero point as floats (conv_centre.cl), w the weights minus the filter zero point; the
  * sums are integers below 2^24 (exact in float, see gemm.float_chunk); out (OUT_T = int) receives them
@@ -23,24 +24,28 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const float* RESTRICT in, GLOBAL const float* 
     for (int p = 0; p < ${PX}; ++p) acc[p] = FLOATV_SPLAT(${VW}, 0.0f);
     const int iy0 = oy * ${SH} - ${PT};
     const int ix0 = ox0 * ${SW} - ${PL};
-    /* the RW input columns of filter row ky (MASKED: out-of-image ones read as 0), times its KW taps */
+    /* filter row ky: the RW input columns under the tile (MASKED: a row outside the image is skipped,
+     * a column outside it reads as 0; col / col_ok computed once per work item), times its KW taps */
 #define ${KERNEL_NAME}_ROW(ky, MASKED) { \
         const int iy = iy0 + (ky) * ${DH}; \
-        const int oky = !(MASKED) || (iy >= 0 && iy < ${H}); \
-        const int rbase = (n * ${H} + (oky ? iy : 0)) * ${W}; \
-        FLOATV(${VW}) xr[${RW}]; \
-        _Pragma("unroll") for (int t = 0; t < ${RW}; ++t) { \
-            const int ix = ix0 + t; \
-            const int ok = !(MASKED) || (oky && ix >= 0 && ix < ${W}); \
-            const FLOATV(${VW}) v = FLOATV_LOAD(${VW}, in, (rbase + (ok ? ix : 0)) * ${CB} + cb); \
-            xr[t] = ok ? v : FLOATV_SPLAT(${VW}, 0.0f); \
-        } \
-        _Pragma("unroll") for (int kx = 0; kx < ${KW}; ++kx) { \
-            const FLOATV(${VW}) wv = FLOATV_LOAD(${VW}, w, ((ky) * ${KW} + kx) * ${CB} + cb); \
-            _Pragma("unroll") for (int p = 0; p < ${PX}; ++p) { \
-                _Pragma("unroll") for (int j = 0; j < ${VW}; ++j) acc[p][j] += xr[p * ${SW} + kx * ${DW}][j] * wv[j]; \
+        if (!(MASKED) || (iy >= 0 && iy < ${H})) { \
+            const int rbase = (n * ${H} + iy) * ${W}; \
+            FLOATV(${VW}) xr[${RW}]; \
+            _Pragma("unroll") for (int t = 0; t < ${RW}; ++t) { \
+                const FLOATV(${VW}) v = FLOATV_LOAD(${VW}, in, (rbase + col[t]) * ${CB} + cb); \
+                xr[t] = !(MASKED) || col_ok[t] ? v : FLOATV_SPLAT(${VW}, 0.0f); \
+            } \
+            _Pragma("unroll") for (int kx = 0; kx < ${KW}; ++kx) { \
+                const FLOATV(${VW}) wv = FLOATV_LOAD(${VW}, w, ((ky) * ${KW} + kx) * ${CB} + cb); \
+                _Pragma("unroll") for (int p = 0; p < ${PX}; ++p) acc[p] += xr[p * ${SW} + kx * ${DW}] * wv; \
             } \
         } \
+    }
+    int col[${RW}], col_ok[${RW}];
+#pragma unroll
+    for (int t = 0; t < ${RW}; ++t) {
+        col_ok[t] = ix0 + t >= 0 && ix0 + t < ${W};
+        col[t] = col_ok[t] ? ix0 + t : 0;
     }
     if (iy0 >= 0 && iy0 + (${KH} - 1) * ${DH} < ${H} && ix0 >= 0 && ix0 + ${RW} - 1 < ${W}) {
 #pragma unroll
@@ -65,15 +70,11 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const float* RESTRICT in, GLOBAL const float* 
             for (int j = 0; j < ${VW}; ++j)              /* conv_requantize.cl finishes */
                 out[o0 + p * ${CO} + j] = (int)acc[p][j] + bias[cb * ${VW} + j];
 #else
-            const FLOATV(${VW}) s = acc[p] + b;
-#pragma unroll
-            for (int j = 0; j < ${VW}; ++j) {
-                float v = s[j];
+            FLOATV(${VW}) v = acc[p] + b;
 #if ${HAS_ACT}
-                FUSED_ACTIVATION(v, ${ACT_FMIN}, ${ACT_FMAX}, ${ACT_NAN_LOW}, ${ACT_HARD_SWISH});
+            FLOATV_ACTIVATION(${VW}, v, ${ACT_FMIN}, ${ACT_FMAX}, ${ACT_NAN_LOW}, ${ACT_HARD_SWISH});
 #endif
-                out[o0 + p * ${CO} + j] = v;
-            }
+            FLOATV_STORE(${VW}, out + o0 + p * ${CO}, 0, v);
 #endif
         }
     }
