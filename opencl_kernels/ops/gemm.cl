@@ -2,10 +2,10 @@
  * N*H*W pixels, K = input channels) and FULLY_CONNECTED (rows = batch rows, K = input size):
  *     out[m, n] = act(bias[n] + sum_k a[m, k] * w[n, k]),  a [M][K] float, out [M][N] OUT_T.
  * Two ways to compute it, chosen by the lowering for the device (gpu_driver/ops/gemm.py):
- * GROUP 0 (a CPU): work item (GLOBAL_ID 0, 1) = (block of NB columns, block of MB rows): register tile
- *    acc[MB][NB].  w: repacked to [NBLOCKS][K][NB] float, so a work item streams its weights at unit
- *    stride and the NB-wide weight row is one FLOATV (NB = 4, 8 or 16 lanes): each row's accumulators
- *    are one vector, on AVX-512 one zmm register.  The reduction runs in order over k (unrolling it
+ * GROUP 0 (a CPU): work item (GLOBAL_ID 0, 1) = (block of NV*NB columns, block of MB rows): register
+ *    tile acc[MB][NV] of NB-lane FLOATV (NB = 4, 8 or 16; on AVX-512 a 16-lane one is one zmm
+ *    register).  w: repacked to [NBLOCKS][K][NV*NB] float, so a work item streams its weights at unit
+ *    stride, NV vectors per k, each multiplied by the same MB values of a.  The reduction runs in order over k (unrolling it
  *    measured slower on PoCL); every tile loop has a literal trip count and is unrolled, so PoCL keeps
  *    the accumulators in registers.
  * GROUP 1 (a GPU): a work group of 16 x 16 work items (LOCAL_ID 0 over columns, 1 over rows) computes
@@ -84,7 +84,7 @@
 #define ${KERNEL_NAME}_SCALED(k)
 #endif
 /* whether the column block from n0 lies inside the output's columns; inside or past the residual's */
-#if ${N} % ${NB}
+#if ${N} % (${NB} * ${NV})
 #define ${KERNEL_NAME}_WHOLE_IN_N(n0) ((n0) + ${NB} <= ${N})
 #else
 #define ${KERNEL_NAME}_WHOLE_IN_N(n0) 1
@@ -217,23 +217,28 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const float* RESTRICT a, GLOBAL const float* R
     const int nb = GLOBAL_ID(0);
     const int mb = GLOBAL_ID(1);
     if (nb >= ${NBLOCKS} || mb >= ${MBLOCKS}) return;
-    const int n0 = nb * ${NB};
-    GLOBAL const float* RESTRICT wb = w + nb * (${K} * ${NB});
+    GLOBAL const float* RESTRICT wb = w + nb * (${K} * ${NB} * ${NV});
     GLOBAL const float* RESTRICT ar[${MB}];
 #pragma unroll
     for (int r = 0; r < ${MB}; ++r) {
         const int m = mb * ${MB} + r;
         ar[r] = a + (m < ${M} ? m : ${M} - 1) * ${K};
     }
-    FLOATV(${NB}) acc[${MB}];
-#pragma unroll
-    for (int r = 0; r < ${MB}; ++r) acc[r] = FLOATV_SPLAT(${NB}, 0.0f);
-#if ${CHUNKED}
-    int total[${MB}][${NB}];
+    FLOATV(${NB}) acc[${MB}][${NV}];
 #pragma unroll
     for (int r = 0; r < ${MB}; ++r) {
 #pragma unroll
-        for (int j = 0; j < ${NB}; ++j) total[r][j] = 0;
+        for (int c = 0; c < ${NV}; ++c) acc[r][c] = FLOATV_SPLAT(${NB}, 0.0f);
+    }
+#if ${CHUNKED}
+    int total[${MB}][${NV}][${NB}];
+#pragma unroll
+    for (int r = 0; r < ${MB}; ++r) {
+#pragma unroll
+        for (int c = 0; c < ${NV}; ++c) {
+#pragma unroll
+            for (int j = 0; j < ${NB}; ++j) total[r][c][j] = 0;
+        }
     }
 #endif
 #if ${CHUNKED}
@@ -244,16 +249,25 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const float* RESTRICT a, GLOBAL const float* R
         const int k0 = 0, k1 = ${K};
 #endif
         for (int k = k0; k < k1; ++k) {
-            const FLOATV(${NB}) wv = FLOATV_LOAD(${NB}, wb, k) ${KERNEL_NAME}_SCALED(k);
+            FLOATV(${NB}) wv[${NV}];
 #pragma unroll
-            for (int r = 0; r < ${MB}; ++r) acc[r] += ar[r][k] * wv;
+            for (int c = 0; c < ${NV}; ++c) wv[c] = FLOATV_LOAD(${NB}, wb, k * ${NV} + c) ${KERNEL_NAME}_SCALED(k);
+#pragma unroll
+            for (int r = 0; r < ${MB}; ++r) {
+                const float x = ar[r][k];
+#pragma unroll
+                for (int c = 0; c < ${NV}; ++c) acc[r][c] += x * wv[c];
+            }
         }
 #if ${CHUNKED}
 #pragma unroll
         for (int r = 0; r < ${MB}; ++r) {
 #pragma unroll
-            for (int j = 0; j < ${NB}; ++j) total[r][j] += (int)acc[r][j];
-            acc[r] = FLOATV_SPLAT(${NB}, 0.0f);
+            for (int c = 0; c < ${NV}; ++c) {
+#pragma unroll
+                for (int j = 0; j < ${NB}; ++j) total[r][c][j] += (int)acc[r][c][j];
+                acc[r][c] = FLOATV_SPLAT(${NB}, 0.0f);
+            }
         }
 #endif
     }
@@ -263,31 +277,35 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const float* RESTRICT a, GLOBAL const float* R
 #if ${M} % ${MB}
         if (m >= ${M}) break;                    /* partial last row block */
 #endif
-        /* float: a block inside the output's columns, and inside or past the residual's, as one
-         * vector (bias and residual loads, activation, store); the others output by output */
+#pragma unroll
+        for (int c = 0; c < ${NV}; ++c) {
+            const int n0 = (nb * ${NV} + c) * ${NB};
+            /* float: a block inside the output's columns, and inside or past the residual's, as one
+             * vector (bias and residual loads, activation, store); the others output by output */
 #if !${QUANT}
-        if (${KERNEL_NAME}_WHOLE_IN_N(n0) && ${KERNEL_NAME}_WHOLE_IN_RES(n0)) {
-            FLOATV(${NB}) v = acc[r] + FLOATV_LOAD(${NB}, bias, nb);
+            if (${KERNEL_NAME}_WHOLE_IN_N(n0) && ${KERNEL_NAME}_WHOLE_IN_RES(n0)) {
+                FLOATV(${NB}) y = acc[r][c] + FLOATV_LOAD(${NB}, bias, nb * ${NV} + c);
 #if ${RESIDUAL}
-            if (n0 < ${RES_C}) v += FLOATV_LOAD(${NB}, res + m * ${RES_C} + n0, 0);
+                if (n0 < ${RES_C}) y += FLOATV_LOAD(${NB}, res + m * ${RES_C} + n0, 0);
 #endif
 #if ${HAS_ACT}
-            FLOATV_ACTIVATION(${NB}, v, ${ACT_FMIN}, ${ACT_FMAX}, ${ACT_NAN_LOW}, ${ACT_HARD_SWISH});
+                FLOATV_ACTIVATION(${NB}, y, ${ACT_FMIN}, ${ACT_FMAX}, ${ACT_NAN_LOW}, ${ACT_HARD_SWISH});
 #endif
 #if ${PRELU}
-            FLOATV_PRELU(${NB}, v, FLOATV_LOAD(${NB}, alpha + n0, 0));
+                FLOATV_PRELU(${NB}, y, FLOATV_LOAD(${NB}, alpha + n0, 0));
 #endif
-            FLOATV_STORE(${NB}, out + m * ${N} + n0, 0, v);
-            continue;
-        }
+                FLOATV_STORE(${NB}, out + m * ${N} + n0, 0, y);
+                continue;
+            }
 #endif
 #pragma unroll
-        for (int j = 0; j < ${NB}; ++j) {
-            const int n = n0 + j;
-#if ${N} % ${NB}
-            if (n >= ${N}) break;                /* partial last column block */
+            for (int j = 0; j < ${NB}; ++j) {
+                const int n = n0 + j;
+#if ${N} % (${NB} * ${NV})
+                if (n >= ${N}) break;            /* partial (or, of NV, past the) last column block */
 #endif
-            ${KERNEL_NAME}_STORE(m, n, acc[r][j], total[r][j]);
+                ${KERNEL_NAME}_STORE(m, n, acc[r][c][j], total[r][c][j]);
+            }
         }
     }
 #endif

@@ -38,8 +38,10 @@ def _fc(rng, quant: bool, batch: int, size: int, units: int, act: int):
     return [x, w, b, i32(act)], [out]
 
 
-# (m, k, n) of each product: rows not a multiple of 8 (7·7 = 49 pixels), columns no multiple of 16
-SHAPES = {"conv": ((1, (7, 7), 24, 40), 49, 24, 40), "fc": ((3, 37, 21), 3, 37, 21)}
+# (m, k, n) of each product: rows not a multiple of 8 (7·7 = 49 pixels), columns no multiple of 16;
+# 48 columns: a 32-column tile's second vector of the last block lies wholly past the output
+SHAPES = {"conv": ((1, (7, 7), 24, 40), 49, 24, 40), "fc": ((3, 37, 21), 3, 37, 21),
+          "conv48": ((1, (4, 4), 20, 48), 16, 20, 48)}
 
 
 def _cases():
@@ -65,8 +67,9 @@ def test_every_candidate_tile_matches_the_reference(accelerator, monkeypatch, ki
     monkeypatch.setenv("GPU_DRIVER_PRIVATE_CACHE", "0")   # compile: the lowering must run
     rng = np.random.default_rng(31)
     shape = SHAPES[kind][0]
-    args, outs = _conv1x1(rng, quant, *shape, act=3) if kind == "conv" else _fc(rng, quant, *shape, act=1)
-    check_op(accelerator, OP.CONV_2D if kind == "conv" else OP.FULLY_CONNECTED, args, outs, rng,
+    conv = kind.startswith("conv")
+    args, outs = _conv1x1(rng, quant, *shape, act=3) if conv else _fc(rng, quant, *shape, act=1)
+    check_op(accelerator, OP.CONV_2D if conv else OP.FULLY_CONNECTED, args, outs, rng,
              what=f"tile {gemm.tiles(*SHAPES[kind][1:], False, lanes)[index]}")
     assert counts == [len(gemm.tiles(*SHAPES[kind][1:], False, lanes))]
 
@@ -146,8 +149,11 @@ def _requant():
 
 
 def test_tiles_default_first_and_valid():
-    assert gemm.tiles(3136, 128, 128, False) == [gemm.Tile(8, 16), gemm.Tile(12, 16)]
-    assert gemm.tiles(49, 1024, 1024, False) == [gemm.Tile(7, 16), gemm.Tile(8, 16), gemm.Tile(12, 16)]
+    # 16 floats per register (AVX-512): two weight vectors per row first where there are 32 columns
+    assert gemm.tiles(3136, 128, 128, False) == [gemm.Tile(8, 32), gemm.Tile(8, 16), gemm.Tile(12, 16)]
+    assert gemm.tiles(49, 1024, 1024, False) == [gemm.Tile(7, 32), gemm.Tile(7, 16), gemm.Tile(8, 16),
+                                                 gemm.Tile(12, 16)]
+    assert gemm.tiles(1, 1024, 1001, False) == [gemm.Tile(1, 32), gemm.Tile(1, 16)]
     assert gemm.tiles(3136, 144, 24, False) == [gemm.Tile(8, 16), gemm.Tile(12, 16)]
     assert gemm.tiles(1, 1024, 1001, True) == [gemm.Tile(1, 16)]
     assert gemm.tiles(49, 1024, 1024, True) == [gemm.Tile(4, 16), gemm.Tile(8, 16)]
