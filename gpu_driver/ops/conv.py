@@ -467,6 +467,8 @@ UNROLL_CHANNELS = 8
 #: Zen 5, copy and convolution 0.6-0.8x the convolution's time at shares of 0.25-1 (3×3 and 5×5
 #: SAME layers of 3-96 channels), 1.08x at 0.07 (a 3-channel first layer padded on one side only)
 PREPAD_BORDER_SHARE = 0.15
+#: rows of at most this many output pixels take depthwise tiles of up to 8 pixels (else 4)
+DEPTHWISE_WIDE_TILE_ROWS = 16
 #: the largest padded copy made (elements)
 PREPAD_MAX_ELEMENTS = 1 << 23
 
@@ -581,7 +583,10 @@ def lower_depthwise_conv_2d(ctx: LoweringContext) -> None:
         lower_conv_general(ctx)
         return
     w = _weights(ctx, p)[0]                             # [KH, KW, CO]
-    px = _pixel_tile(p.out_w, 4)
+    # 4 pixels per work item; up to 8 on rows of at most 16 (7 or 14 wide: one tile of 7 instead of
+    # 4 + 3 or of 2): PoCL, 7²×672 and 14²×384 5×5 layers 0.78x the time, 14²×288 3×3 0.92x, wider rows
+    # no faster with 8
+    px = _pixel_tile(p.out_w, 8 if p.out_w <= DEPTHWISE_WIDE_TILE_ROWS else 4)
     pblocks = ceil_div(p.out_w, px)
     d = _common_defines(ctx, p)
     d.update({"PX": px, "PBLOCKS": pblocks, "EXACT": int(p.out_w % px == 0),

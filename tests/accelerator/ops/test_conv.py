@@ -77,9 +77,11 @@ def test_depthwise(accelerator, quant, case):
 
 
 # float32 depthwise, multiplier 1, channels a multiple of 16: the 16-channel vector kernel
-# (conv_depthwise_vector.cl); output widths not a multiple of its 4-pixel blocks
+# (conv_depthwise_vector.cl); output widths not a multiple of its pixel blocks (8 pixels on rows of
+# at most 16, else 4)
 VECTOR_DEPTHWISE_CASES = [
     (1, 9, 11, 32, 1, 3, 3, 1, 1, 1, 0),                # SAME, 11 columns: a partial pixel block
+    (1, 5, 19, 16, 1, 3, 3, 1, 1, 1, 0),                # SAME, 19 columns: 4-pixel blocks, a partial one
     (2, 12, 13, 48, 1, 3, 3, 2, 1, (1, 1, 0, 1), 3),    # stride 2, uneven padding, RELU6
     (1, 10, 10, 16, 1, 3, 3, 1, 2, (2, 2, 2, 2), 1),    # dilation 2
     (1, 7, 9, 64, 1, 5, 5, 1, 1, 2, 2),                 # 5×5 VALID, RELU1
