@@ -467,6 +467,8 @@ UNROLL_CHANNELS = 8
 #: Zen 5, copy and convolution 0.6-0.8x the convolution's time at shares of 0.25-1 (3×3 and 5×5
 #: SAME layers of 3-96 channels), 1.08x at 0.07 (a 3-channel first layer padded on one side only)
 PREPAD_BORDER_SHARE = 0.15
+#: vector registers of an AVX-512 CPU (LaunchTuning.one_register_vectors): conv.cl's ROW_CACHE budget
+VECTOR_REGISTERS = 32
 #: rows of at most this many output pixels take depthwise tiles of up to 8 pixels (else 4)
 DEPTHWISE_WIDE_TILE_ROWS = 16
 #: the largest padded copy made (elements)
@@ -558,7 +560,14 @@ def lower_conv_2d(ctx: LoweringContext) -> None:
                  "UNROLL_TAPS": int(not vector and cb <= 16 and p.in_c * p.kernel_h * p.kernel_w <= 32)})
 
     def specialise(px: int) -> dict:
-        return dict(base, PX=px, PBLOCKS=ceil_div(p.out_w, px), EXACT=int(p.out_w % px == 0))
+        # few input channels on AVX-512: an interior tile's input rows broadcast once into registers,
+        # where they fit beside its px accumulators and a weight vector; PoCL, BlazeFace's 5×5
+        # stride-2 first layer 0.78x the time, 3×3 ones as fast
+        rw = (px - 1) * p.stride_w + (p.kernel_w - 1) * p.dilation_w + 1
+        row_cache = (vector and target.one_register_vectors and bool(base["UNROLL_CHANNELS"])
+                     and rw + px + 1 <= VECTOR_REGISTERS)
+        return dict(base, PX=px, PBLOCKS=ceil_div(p.out_w, px), EXACT=int(p.out_w % px == 0), RW=rw,
+                    ROW_CACHE=int(row_cache))
 
     def trial(i: int) -> autotune.Trial:  # only vector tiles have alternatives: their input is float
         d = dict(specialise(pixel_tiles[i]), OUT_T="int" if p.quant is not None else io_type)

@@ -11,7 +11,10 @@
  * VECTOR: a tile whose whole receptive field lies inside the image (nearly all of them) takes the
  * interior path: taps unrolled, addresses literal offsets from one base, no masks (on PoCL 1.4-2.3x
  * on 3-channel first layers, 2x on 3x3 layers of 16-128 channels); UNROLL_CHANNELS (few input
- * channels) unrolls its input-channel loop too.  Other tiles, and every tile of the scalar kernel,
+ * channels) unrolls its input-channel loop too; with ROW_CACHE as well, per filter row and input
+ * channel the RW input values under the tile are broadcast into vectors once and shared by the KW
+ * taps (the compiler otherwise kept them across taps in spilled registers).  Other tiles, and every
+ * tile of the scalar kernel,
  * mask their out-of-image taps (clamped address, value selected to 0); UNROLL_TAPS unrolls those
  * loops.
  * QUANT: out (OUT_T = int) receives the int32 sums with the bias; conv_requantize.cl requantizes them.
@@ -64,6 +67,26 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const ${T}* RESTRICT in, GLOBAL const ${MAC_T}
     if (iy0 >= 0 && iy0 + (${KH} - 1) * ${DH} < ${H} && ix0 >= 0
         && ix0 + (${PX} - 1) * ${SW} + (${KW} - 1) * ${DW} < ${W}) {
         GLOBAL const ${T}* RESTRICT base = in + ((n * ${H} + iy0) * ${W} + ix0) * ${CI};
+#if ${ROW_CACHE}
+        /* per filter row and input channel, the RW input values under the tile broadcast once into
+         * registers and shared by the KW taps */
+#pragma unroll
+        for (int ky = 0; ky < ${KH}; ++ky) {
+#pragma unroll
+            for (int ci = 0; ci < ${CI}; ++ci) {
+                FLOATV(${CB}) xr[${RW}];
+#pragma unroll
+                for (int t = 0; t < ${RW}; ++t)
+                    xr[t] = FLOATV_SPLAT(${CB}, (${MAC_T})base[(ky * ${DH} * ${W} + t) * ${CI} + ci] - (${MAC_T})${ZX});
+#pragma unroll
+                for (int kx = 0; kx < ${KW}; ++kx) {
+                    ${KERNEL_NAME}_WEIGHTS(wb + ((ky * ${KW} + kx) * ${CI} + ci) * ${CB});
+#pragma unroll
+                    for (int p = 0; p < ${PX}; ++p) acc[p] += xr[p * ${SW} + kx * ${DW}] * wv;
+                }
+            }
+        }
+#else
 #pragma unroll
         for (int ky = 0; ky < ${KH}; ++ky) {
 #pragma unroll
@@ -82,6 +105,7 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const ${T}* RESTRICT in, GLOBAL const ${MAC_T}
                 }
             }
         }
+#endif
     } else
 #endif
     {
