@@ -14,9 +14,8 @@
  * channels) unrolls its input-channel loop too; with ROW_CACHE as well, per filter row and input
  * channel the RW input values under the tile are broadcast into vectors once and shared by the KW
  * taps (the compiler otherwise kept them across taps in spilled registers).  Other tiles, and every
- * tile of the scalar kernel,
- * mask their out-of-image taps (clamped address, value selected to 0); UNROLL_TAPS unrolls those
- * loops.
+ * tile of the scalar kernel, mask their out-of-image taps (clamped address, value selected to 0);
+ * UNROLL_TAPS unrolls those loops.
  * QUANT: out (OUT_T = int) receives the int32 sums with the bias; conv_requantize.cl requantizes them.
  * Otherwise OUT_T = T = float; with PRELU an output x < 0 (not x >= 0: a NaN stays NaN) becomes
  * x * alpha[co] after the activation (a fused PRELU by a vector along the channels; alpha [CO]). */

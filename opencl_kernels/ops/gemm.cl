@@ -5,9 +5,9 @@
  * GROUP 0 (a CPU): work item (GLOBAL_ID 0, 1) = (block of NV*NB columns, block of MB rows): register
  *    tile acc[MB][NV] of NB-lane FLOATV (NB = 4, 8 or 16; on AVX-512 a 16-lane one is one zmm
  *    register).  w: repacked to [NBLOCKS][K][NV*NB] float, so a work item streams its weights at unit
- *    stride, NV vectors per k, each multiplied by the same MB values of a.  The reduction runs in order over k (unrolling it
- *    measured slower on PoCL); every tile loop has a literal trip count and is unrolled, so PoCL keeps
- *    the accumulators in registers.
+ *    stride, NV vectors per k, each multiplied by the same MB values of a.  The reduction runs in
+ *    order over k (unrolling it measured slower on PoCL); every tile loop has a literal trip count
+ *    and is unrolled, so PoCL keeps the accumulators in registers.
  * GROUP 1 (a GPU): a work group of 16 x 16 work items (LOCAL_ID 0 over columns, 1 over rows) computes
  *    the MB x NB block (GROUP_ID(0) * NB, GROUP_ID(1) * MB) of out; work item (tx, ty) holds rows
  *    ty + 16 i (i < MB/16) and columns tx + 16 j (j < NB/16), so neighbouring work items store
