@@ -49,6 +49,34 @@ def _bias(rng, quant, n):
     return Const(I32T, rng.integers(-800, 800, (n,)), 0.5 * 0.03) if quant else Const(F32, rng.uniform(-1, 1, (n,)))
 
 
+#: first layers of few input channels, whose interior tiles broadcast each filter row's inputs once
+#: (conv.cl ROW_CACHE, on a device of one-register 16-lane vectors): strides 1 and 2, 3×3 and 5×5,
+#: dilation, 16 and 24 output channels
+ROW_CACHE_CASES = [
+    (2, 20, 23, 3, 16, 3, 3, 2, 1, 1, 3),
+    (1, 17, 19, 3, 24, 5, 5, 2, 1, (2, 1, 2, 1), 1),
+    (1, 15, 17, 4, 16, 3, 3, 1, 2, (2, 2, 2, 2), 0),
+]
+
+
+@pytest.mark.parametrize("quant", [False, True])
+@pytest.mark.parametrize("one_register", [True, False], ids=["row_cache", "no_row_cache"])
+@pytest.mark.parametrize("case", ROW_CACHE_CASES)
+def test_conv2d_row_cache(accelerator, monkeypatch, quant, one_register, case):
+    """With and without LaunchTuning.one_register_vectors forced, whatever the host's vectors."""
+    monkeypatch.setattr(accelerator.backend.tuning, "one_register_vectors", one_register)
+    monkeypatch.setattr(accelerator.backend.tuning, "group_gemm", False)
+    monkeypatch.setenv("GPU_DRIVER_PRIVATE_CACHE", "0")
+    rng = np.random.default_rng(17)
+    n, h, w, ci, co, kh, kw, s, d, padding, act = case
+    x = In(Q8A, (n, h, w, ci), 0.5, 127) if quant else In(F32, (n, h, w, ci))
+    pad, strides, tail = _spatial(padding, s, act, d)
+    out = Out(Q8A, 0.7, 100) if quant else Out(F32)
+    check_op(accelerator, OP.CONV_2D,
+             [x, _weights(rng, quant, (co, kh, kw, ci)), _bias(rng, quant, co), *pad, *strides, *tail],
+             [out], rng, what=str(case))
+
+
 @pytest.mark.parametrize("quant", [False, True])
 @pytest.mark.parametrize("case", CASES + INTERIOR_CASES)
 def test_conv2d(accelerator, quant, case):
