@@ -49,6 +49,17 @@ def _bias(rng, quant, n):
     return Const(I32T, rng.integers(-800, 800, (n,)), 0.5 * 0.03) if quant else Const(F32, rng.uniform(-1, 1, (n,)))
 
 
+def _check_conv2d(accelerator, quant: bool, case: tuple, rng) -> None:
+    """CONV_2D of ``case`` (float32 or quant8) on ``accelerator`` against the reference."""
+    n, h, w, ci, co, kh, kw, s, d, padding, act = case
+    x = In(Q8A, (n, h, w, ci), 0.5, 127) if quant else In(F32, (n, h, w, ci))
+    pad, strides, tail = _spatial(padding, s, act, d)
+    out = Out(Q8A, 0.7, 100) if quant else Out(F32)
+    check_op(accelerator, OP.CONV_2D,
+             [x, _weights(rng, quant, (co, kh, kw, ci)), _bias(rng, quant, co), *pad, *strides, *tail],
+             [out], rng, what=str(case))
+
+
 #: first layers of few input channels, whose interior tiles broadcast each filter row's inputs once
 #: (conv.cl ROW_CACHE, on a device of one-register 16-lane vectors): strides 1 and 2, 3×3 and 5×5,
 #: dilation, 16 and 24 output channels
@@ -67,27 +78,13 @@ def test_conv2d_row_cache(accelerator, monkeypatch, quant, one_register, case):
     monkeypatch.setattr(accelerator.backend.tuning, "one_register_vectors", one_register)
     monkeypatch.setattr(accelerator.backend.tuning, "group_gemm", False)
     monkeypatch.setenv("GPU_DRIVER_PRIVATE_CACHE", "0")
-    rng = np.random.default_rng(17)
-    n, h, w, ci, co, kh, kw, s, d, padding, act = case
-    x = In(Q8A, (n, h, w, ci), 0.5, 127) if quant else In(F32, (n, h, w, ci))
-    pad, strides, tail = _spatial(padding, s, act, d)
-    out = Out(Q8A, 0.7, 100) if quant else Out(F32)
-    check_op(accelerator, OP.CONV_2D,
-             [x, _weights(rng, quant, (co, kh, kw, ci)), _bias(rng, quant, co), *pad, *strides, *tail],
-             [out], rng, what=str(case))
+    _check_conv2d(accelerator, quant, case, np.random.default_rng(17))
 
 
 @pytest.mark.parametrize("quant", [False, True])
 @pytest.mark.parametrize("case", CASES + INTERIOR_CASES)
 def test_conv2d(accelerator, quant, case):
-    rng = np.random.default_rng(11)
-    n, h, w, ci, co, kh, kw, s, d, padding, act = case
-    x = In(Q8A, (n, h, w, ci), 0.5, 127) if quant else In(F32, (n, h, w, ci))
-    pad, strides, tail = _spatial(padding, s, act, d)
-    out = Out(Q8A, 0.7, 100) if quant else Out(F32)
-    check_op(accelerator, OP.CONV_2D,
-             [x, _weights(rng, quant, (co, kh, kw, ci)), _bias(rng, quant, co), *pad, *strides, *tail],
-             [out], rng, what=str(case))
+    _check_conv2d(accelerator, quant, case, np.random.default_rng(11))
 
 
 @pytest.mark.parametrize("quant", [False, True])
