@@ -469,7 +469,7 @@ UNROLL_CHANNELS = 8
 PREPAD_BORDER_SHARE = 0.15
 #: vector registers of an AVX-512 CPU (LaunchTuning.one_register_vectors): conv.cl's ROW_CACHE budget
 VECTOR_REGISTERS = 32
-#: rows of at most this many output pixels take depthwise tiles of up to 8 pixels (else 4)
+#: rows of at most this many output pixels take depthwise tiles of up to 8 pixels on AVX-512 (else 4)
 DEPTHWISE_WIDE_TILE_ROWS = 16
 #: the largest padded copy made (elements)
 PREPAD_MAX_ELEMENTS = 1 << 23
@@ -592,10 +592,11 @@ def lower_depthwise_conv_2d(ctx: LoweringContext) -> None:
         lower_conv_general(ctx)
         return
     w = _weights(ctx, p)[0]                             # [KH, KW, CO]
-    # 4 pixels per work item; up to 8 on rows of at most 16 (7 or 14 wide: one tile of 7 instead of
-    # 4 + 3 or of 2): PoCL, 7²×672 and 14²×384 5×5 layers 0.78x the time, 14²×288 3×3 0.92x, wider rows
-    # no faster with 8
-    px = _pixel_tile(p.out_w, 8 if p.out_w <= DEPTHWISE_WIDE_TILE_ROWS else 4)
+    # 4 pixels per work item; on AVX-512 up to 8 on rows of at most 16 (7 or 14 wide: one tile of 7
+    # instead of 4 + 3 or of 2): PoCL, 7²×672 and 14²×384 5×5 layers 0.78x the time, 14²×288 3×3 0.92x,
+    # wider rows no faster with 8 (a GPU keeps its thinner work items)
+    wide = autotune.target_tuning().one_register_vectors and p.out_w <= DEPTHWISE_WIDE_TILE_ROWS
+    px = _pixel_tile(p.out_w, 8 if wide else 4)
     pblocks = ceil_div(p.out_w, px)
     d = _common_defines(ctx, p)
     d.update({"PX": px, "PBLOCKS": pblocks, "EXACT": int(p.out_w % px == 0),

@@ -102,8 +102,8 @@ def test_depthwise(accelerator, quant, case):
 
 
 # float32 depthwise, multiplier 1, channels a multiple of 16: the 16-channel vector kernel
-# (conv_depthwise_vector.cl); output widths not a multiple of its pixel blocks (8 pixels on rows of
-# at most 16, else 4)
+# (conv_depthwise_vector.cl); output widths not a multiple of its pixel blocks (on AVX-512 8 pixels
+# on rows of at most 16, else 4)
 VECTOR_DEPTHWISE_CASES = [
     (1, 9, 11, 32, 1, 3, 3, 1, 1, 1, 0),                # SAME, 11 columns: a partial pixel block
     (1, 5, 19, 16, 1, 3, 3, 1, 1, 1, 0),                # SAME, 19 columns: 4-pixel blocks, a partial one
@@ -116,9 +116,10 @@ VECTOR_DEPTHWISE_CASES = [
 @pytest.mark.parametrize("lanes", [16, 4], ids=["cpu_lanes", "gpu_lanes"])
 @pytest.mark.parametrize("case", VECTOR_DEPTHWISE_CASES)
 def test_depthwise_vector_kernel(accelerator, monkeypatch, case, lanes):
-    """With each device's widest vector (LaunchTuning.depthwise_lanes) forced: a CPU's 16 channels
-    per work item, a GPU's 4."""
+    """With each device's widest vector (LaunchTuning.depthwise_lanes) forced: an AVX-512 CPU's 16
+    channels per work item (one-register vectors: 8-pixel tiles on narrow rows), a GPU's 4."""
     monkeypatch.setattr(accelerator.backend.tuning, "depthwise_lanes", lanes)
+    monkeypatch.setattr(accelerator.backend.tuning, "one_register_vectors", lanes == 16)
     monkeypatch.setenv("GPU_DRIVER_PRIVATE_CACHE", "0")
     rng = np.random.default_rng(13)
     n, h, w, ci, _, kh, kw, s, d, padding, act = case
