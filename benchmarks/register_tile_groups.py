@@ -25,6 +25,8 @@ SETTINGS = {"at most 16 x 4 per group (before)": 0, "split below 16 groups (defa
 
 def _time_pair(device, imported, rounds: int) -> dict[str, float]:
     import numpy as np
+
+    from gpu_driver.latency import warm_up
     tunings = [device.backend.tuning] + ([device.backend.inline.tuning] if getattr(device.backend, "inline", None)
                                          else [])
     rng = np.random.default_rng(0)
@@ -42,9 +44,7 @@ def _time_pair(device, imported, rounds: int) -> dict[str, float]:
     medians: dict[str, list[float]] = {label: [] for label in prepared}
     for _ in range(rounds):
         for label, pm in prepared.items():
-            end = time.perf_counter() + 0.05
-            while time.perf_counter() < end:
-                pm.execute(feed)
+            warm_up(lambda: pm.execute(feed))
             runs = []
             for _ in range(5):
                 t0 = time.perf_counter()

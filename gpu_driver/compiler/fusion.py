@@ -60,6 +60,19 @@ def activation_input(node: Node, graph: Graph) -> int | None:
     return entry.fused_activation_input(graph.infos(node.inputs))
 
 
+def _family_accepts(graph: Graph, node: Node, predicate: str) -> bool:
+    """Whether ``node``'s family registers the fusion predicate ``predicate`` (an OperationDef field:
+    ``accepts_residual``, ``accepts_input_scale``, ``accepts_prelu``, ``accepts_zero_pad``) and it
+    holds for the node; a predicate that raises says no."""
+    accepts = getattr(lookup(node.type), predicate, None)
+    if accepts is None:
+        return False
+    try:
+        return bool(accepts(LoweringContext(graph, node)))
+    except Exception:
+        return False
+
+
 def producers(graph: Graph) -> dict[int, Node]:
     """Tensor → the node computing it."""
     return {o: n for n in graph.nodes for o in n.outputs}
@@ -172,9 +185,8 @@ def _residual_fusion(graph: Graph, add: Node, side: int, computed_by: dict[int, 
     if (node is None or node.params is None or users.get(mine) != [add]
             or mine in graph.subgraph.output_indexes):
         return None
-    entry = lookup(node.type)
     pos = activation_input(node, graph)
-    if entry is None or entry.accepts_residual is None or pos is None or len(node.outputs) != 1:
+    if pos is None or len(node.outputs) != 1:
         return None
     code = graph.tensors[node.inputs[pos]]
     p = node.params
@@ -184,9 +196,9 @@ def _residual_fusion(graph: Graph, add: Node, side: int, computed_by: dict[int, 
     ready = _available_by(graph, node, computed_by, order, other)
     if graph.tensors[other].value is not None or ready is False:
         return None  # a constant, or not computable before the producer runs
+    if not _family_accepts(graph, node, "accepts_residual"):
+        return None
     try:
-        if not entry.accepts_residual(LoweringContext(graph, node)):
-            return None
         ins = list(graph.infos(node.inputs))
         ins[pos] = replace(code, value=add.params.activation)
         params = define(node.type, ins, graph.infos(add.outputs))
@@ -278,14 +290,8 @@ def _spatial_zero_pad(graph: Graph, pad: Node) -> tuple[int, int, int, int] | No
 def _takes_pad(graph: Graph, node: Node, padded: int) -> bool:
     """``node`` reads the padded image ``padded`` as its input 0 only and can take the PAD into its
     own explicit padding (its family registers ``accepts_zero_pad``)."""
-    entry = lookup(node.type)
-    if (entry is None or entry.accepts_zero_pad is None or node.params is None or not node.inputs
-            or node.inputs[0] != padded or padded in node.inputs[1:]):
-        return False
-    try:
-        return bool(entry.accepts_zero_pad(LoweringContext(graph, node)))
-    except Exception:
-        return False
+    return (node.params is not None and bool(node.inputs) and node.inputs[0] == padded
+            and padded not in node.inputs[1:] and _family_accepts(graph, node, "accepts_zero_pad"))
 
 
 def fold_spatial_pads(graph: Graph) -> int:
@@ -333,9 +339,7 @@ def _input_scale(graph: Graph, mul: Node, users: dict[int, list[Node]]) -> tuple
     if len(readers) != 1 or out in graph.subgraph.output_indexes:
         return None
     node = readers[0]
-    entry = lookup(node.type)
-    if (entry is None or entry.accepts_input_scale is None or node.params is None or not node.inputs
-            or node.inputs[0] != out or out in node.inputs[1:] or getattr(node.params, "input_scale", True)
+    if (node.params is None or not node.inputs or node.inputs[0] != out or out in node.inputs[1:] or getattr(node.params, "input_scale", True)
             or getattr(node.params, "prelu", False)):
         return None
     info = graph.tensors[out]
@@ -345,10 +349,7 @@ def _input_scale(graph: Graph, mul: Node, users: dict[int, list[Node]]) -> tuple
         x, s = (graph.tensors[mul.inputs[i]] for i in (side, 1 - side))
         if (x.type == s.type == OperandType.TENSOR_FLOAT32 and x.known_shape and s.known_shape
                 and tuple(x.shape) == tuple(info.shape) and _channel_vector(s.shape, info.shape[-1])):
-            try:
-                if not entry.accepts_input_scale(LoweringContext(graph, node)):
-                    return None
-            except Exception:
+            if not _family_accepts(graph, node, "accepts_input_scale"):
                 return None
             inputs = list(node.inputs)
             inputs[0] = mul.inputs[side]
@@ -386,18 +387,12 @@ def _prelu_fusion(graph: Graph, prelu: Node, computed_by: dict[int, Node],
     if (node is None or node.params is None or users.get(x) != [prelu] or x in graph.subgraph.output_indexes
             or len(node.outputs) != 1 or alpha_id == x or getattr(node.params, "prelu", True)):
         return None
-    entry = lookup(node.type)
-    if entry is None or entry.accepts_prelu is None:
-        return None
     src, alpha, out = (graph.tensors[i] for i in (x, alpha_id, prelu.outputs[0]))
     if not (src.type == alpha.type == out.type == OperandType.TENSOR_FLOAT32 and src.known_shape and out.known_shape
             and src.shape and tuple(src.shape) == tuple(out.shape) and alpha.value is not None
             and _channel_vector(alpha.shape, src.shape[-1])):
         return None
-    try:
-        if not entry.accepts_prelu(LoweringContext(graph, node)):
-            return None
-    except Exception:
+    if not _family_accepts(graph, node, "accepts_prelu"):
         return None
     return node, Node(node.index, node.type, [*node.inputs, alpha_id], list(prelu.outputs),
                       replace(node.params, prelu=True))
