@@ -111,6 +111,7 @@ template <int N> static __device__ __forceinline__ gd_floatv<N> operator*(gd_flo
 #define FLOATV_SPLAT(n, x) gd_floatv_splat<n>(x)
 #define FLOATV_LOAD(n, p, i) gd_floatv_load<n>((p), (long long)(i))
 #define FLOATV_STORE(n, p, i, v) gd_floatv_store<n>((p), (long long)(i), (v))
+#define FLOATV_STORE_PRIVATE(n, p, i, v) gd_floatv_store<n>((p), (long long)(i), (v))
 #define FLOATV_ACTIVATION(n, v, lo, hi, nan_low, hard_swish) \
     do { _Pragma("unroll") for (int j_ = 0; j_ < (n); ++j_) \
         FUSED_ACTIVATION((v)[j_], lo, hi, nan_low, hard_swish); } while (0)

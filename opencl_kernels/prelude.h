@@ -42,6 +42,7 @@
  *   FLOATV_SPLAT(n, x) the vector with every lane x
  *   FLOATV_LOAD(n, p, i)  the vector p[i*n .. i*n+n-1] of a GLOBAL float pointer (4-byte aligned)
  *   FLOATV_STORE(n, p, i, v)  stores v there
+ *   FLOATV_STORE_PRIVATE(n, p, i, v)  the same into a private float array
  *   FLOATV_ACTIVATION(n, v, lo, hi, nan_low, hard_swish)   FUSED_ACTIVATION (activations.h) on every
  *                      lane of the FLOATV lvalue v (on OpenCL as vector operations)
  *                      PoCL vectorises float arrays only 8 lanes wide (256-bit AVX); arithmetic on a
@@ -108,6 +109,7 @@ typedef float16 __attribute__((aligned(4))) gd_floatv16_unaligned;
 #define FLOATV_SPLAT(n, x) ((float##n)(x))
 #define FLOATV_LOAD(n, p, i) (*(GLOBAL const gd_floatv##n##_unaligned*)((p) + (size_t)(i) * (n)))
 #define FLOATV_STORE(n, p, i, v) (*(GLOBAL gd_floatv##n##_unaligned*)((p) + (size_t)(i) * (n)) = (v))
+#define FLOATV_STORE_PRIVATE(n, p, i, v) (*(gd_floatv##n##_unaligned*)((p) + (size_t)(i) * (n)) = (v))
 /* FUSED_ACTIVATION (activations.h) on every lane of a FLOATV lvalue: the clamp's comparisons and
  * selections as vector operations, HARD_SWISH as gd_hard_swish does it */
 #define GD_HARD_SWISH_V(n) DEVICE_FN float##n gd_hard_swish##n(float##n x) { \

@@ -34,6 +34,11 @@
   output of an operation that can apply it after its activation (its family registers
   ``accepts_prelu``: a GEMM) and is read by nothing else, disappears into that operation: the vector
   becomes its last input (``prelu``).  Runs after the residual ADDs and input scales are fused.
+- :func:`fuse_depthwise_inputs`: a float depthwise convolution (its family registers ``fuses_into_gemm``)
+  whose output is read only by a 1×1 convolution lowered as a GEMM, as its input 0 (that family
+  registers ``accepts_depthwise_input``), disappears into it: the GEMM reads the depthwise's input
+  and computes the depthwise outputs of its rows itself (its params' ``depthwise``; the depthwise
+  filter and bias become its last two inputs).  Runs last, after the other rewrites of the GEMM.
 - :func:`fold_constants`: a node whose inputs are all constant is computed once, at preparation, with
   the reference device's kernel; its outputs become constants (``TensorInfo.value`` set).
 
@@ -409,6 +414,40 @@ def fuse_prelus(graph: Graph) -> int:
         if found is not None:
             fused += _rewrite(graph, [(found[0], prelu, found[1])])
             maps = None
+    return fused
+
+
+def _depthwise_fusion(graph: Graph, node: Node, computed_by: dict[int, Node],
+                      users: dict[int, list[Node]]) -> tuple[Node, Node] | None:
+    """(the depthwise producer of ``node``'s input 0, ``node`` with it fused) when they qualify
+    (:func:`fuse_depthwise_inputs`), else None."""
+    if node.params is None or not node.inputs or getattr(node.params, "depthwise", True) is not None:
+        return None
+    x = node.inputs[0]
+    dw = computed_by.get(x)
+    if (dw is None or dw.params is None or len(dw.outputs) != 1 or users.get(x) != [node]
+            or x in node.inputs[1:] or x in graph.subgraph.output_indexes):
+        return None
+    if not (_family_accepts(graph, dw, "fuses_into_gemm") and _family_accepts(graph, node, "accepts_depthwise_input")):
+        return None
+    return dw, Node(node.index, node.type, [dw.inputs[0], *node.inputs[1:], dw.inputs[1], dw.inputs[2]],
+                    list(node.outputs), replace(node.params, depthwise=dw.params))
+
+
+def fuse_depthwise_inputs(graph: Graph) -> int:
+    """Rewrite ``graph`` in place (after every other rewrite of the GEMMs); returns the number of
+    depthwise convolutions fused."""
+    fused = 0
+    computed_by, users = producers(graph), consumers(graph)
+    for node in list(graph.nodes):
+        found = _depthwise_fusion(graph, node, computed_by, users)
+        if found is None:
+            continue
+        dw, gemm = found
+        graph.nodes[graph.nodes.index(node)] = gemm
+        graph.nodes.remove(dw)
+        computed_by, users = producers(graph), consumers(graph)
+        fused += 1
     return fused
 
 

@@ -21,12 +21,12 @@ from ..hal.model import Model
 from ..hal.types import OPERAND_TYPE_INFO
 from ..ops.catalog import lookup
 from .artifact import CompiledModel, IOBinding, KernelLaunch, LaunchPlan, StatusWord, StorageSlot
-from .autotune import tuning
+from .autotune import lowering_for, tuning
 from .codegen import assign_names, fixed_local_sizes, generate
 from .cost import estimated_work
 from .elementwise_chain import ElementwiseChain, fuse_elementwise_chains, lower_elementwise_chain
-from .fusion import (fold_channel_pads, fold_constants, fold_spatial_pads, fuse_activations, fuse_input_scales,
-                     fuse_prelus, fuse_residual_adds)
+from .fusion import (fold_channel_pads, fold_constants, fold_spatial_pads, fuse_activations, fuse_depthwise_inputs,
+                     fuse_input_scales, fuse_prelus, fuse_residual_adds)
 from .ir import LoweredModel, TensorId
 from .lowering import LoweringContext
 from .support import check_supported
@@ -71,6 +71,7 @@ def prepare_graph(model: Model, input_shapes: Sequence[tuple[int, ...]] | None =
         fold_channel_pads(graph)
         fuse_input_scales(graph)
         fuse_prelus(graph)
+        fuse_depthwise_inputs(graph)
     if fuse and fuse_chains:
         fuse_elementwise_chains(graph)
     return graph
@@ -198,7 +199,8 @@ def compile_model(model: Model, backend, input_shapes: Sequence[tuple[int, ...]]
     specialises the kernels on the values of those model inputs (support.value_input_positions).
     ``lane``: the backend lane to compile for; None lets the backend choose by the model's
     estimated work (compiler.cost)."""
-    graph = prepare_graph(model, input_shapes, check_support=check_support, input_values=input_values)
+    with lowering_for(backend.tuning):  # rewrites that depend on the device's kernels (fusion.py)
+        graph = prepare_graph(model, input_shapes, check_support=check_support, input_values=input_values)
     if lane is None:
         lane = backend.lane_for(estimated_work(graph), len(graph.nodes))
     with tuning(backend):  # lowerings may time candidate tiles on the device (compiler/autotune.py)

@@ -49,7 +49,7 @@ from ..hal.types import OperandType, OperationType
 from .definition import TensorInfo, require, require_nonempty
 from .fused_activation import (Requantization, activation_fields, centred, finish_float, requantization,
                                requantization_feature_level, requantize)
-from .gemm import centred_input, emit_with_requantization, lower_gemm, mac_type, quant_table
+from .gemm import DepthwiseInput, centred_input, depthwise_row_block, emit_with_requantization, lower_gemm, mac_type, quant_table
 from .layout import from_nhwc, image_strides, nhwc_dims, to_nhwc
 from .padding import emit_pad
 from .registry import operation
@@ -71,12 +71,15 @@ class Conv2DParams(Window2DParams):
     (compiler/fusion.py): the node's last input, of the output's shape, is added to the sum before
     the fused activation (the ADD's).  ``input_scale``: a float MUL of the input by a vector along its
     channels fused into it: that vector is the node's last input (before the residual), and each
-    input channel is scaled by it.
+    input channel is scaled by it.  ``depthwise``: a float DEPTHWISE_CONV_2D fused in front of this
+    1×1 convolution (compiler/fusion.py): input 0 is the depthwise's input, and the node's last two
+    inputs are its filter and bias; the GEMM computes its rows' depthwise outputs itself.
     """
 
     quant: Requantization | None = None
     residual: bool = False
     input_scale: bool = False
+    depthwise: "DepthwiseConv2DParams | None" = None
 
 
 @dataclass
@@ -454,10 +457,51 @@ def conv_takes_zero_pad(ctx: LoweringContext) -> bool:
 
 
 def conv_2d_is_float_gemm(ctx: LoweringContext) -> bool:
-    """A float32 1×1 convolution lowered as a GEMM: it can add a residual tensor in its epilogue and
-    scale its input channels (compiler/fusion.py)."""
+    """A float32 1×1 convolution lowered as a GEMM: it can add a residual tensor in its epilogue,
+    scale its input channels and compute a depthwise convolution in front of it (compiler/fusion.py)."""
     p = ctx.params
     return p.batch > 0 and p.quant is None and _supports_tiled(ctx) and _is_pointwise(p)
+
+
+#: the most channels of a depthwise convolution a GEMM computes in front of itself
+DEPTHWISE_GEMM_MOST_CHANNELS = 96
+#: a GEMM computing a depthwise convolution in front of itself: at most this many weights (K × N: a
+#: work item streams all of them), unless its output has at most DEPTHWISE_GEMM_SMALL_MAP pixels per
+#: image (few work items, where the launch saved counts most).  PoCL, AMD Zen 5: 56²→28² × 96 → 96
+#: 1.9x the two kernels' time, 8² × 96 → 96 0.8x, 64² × 24 → 24 0.89x
+DEPTHWISE_GEMM_MOST_WEIGHTS = 96 * 48
+DEPTHWISE_GEMM_SMALL_MAP = 16 * 16
+
+
+def conv_2d_takes_depthwise_input(ctx: LoweringContext) -> bool:
+    """A float GEMM (:func:`conv_2d_is_float_gemm`) of few weights, or of a small output map, can
+    compute the depthwise convolution producing its input in front of itself (compiler/fusion.py)."""
+    p = ctx.params
+    return conv_2d_is_float_gemm(ctx) and (p.in_c * p.out_c <= DEPTHWISE_GEMM_MOST_WEIGHTS
+                                           or p.out_h * p.out_w <= DEPTHWISE_GEMM_SMALL_MAP)
+
+
+def depthwise_fuses_into_gemm(ctx: LoweringContext) -> bool:
+    """A float32 NHWC depthwise convolution of multiplier 1, constant filter and bias, channels a
+    multiple of 4 (at most DEPTHWISE_GEMM_MOST_CHANNELS), an output width that whole tiles divide
+    (gemm.depthwise_row_block), can be computed by the GEMM of a 1×1 convolution reading its output
+    (compiler/fusion.py), on a device of register-tiled GEMMs (a CPU).  PoCL, AMD Zen 5: BlazeFace's
+    blocks (24-96 channels, 64² to 8² maps) 0.8-0.99x the time of the two kernels; 144-384 channels
+    (hand_landmark_lite) 1.0-1.3x, hence the bound on the channels."""
+    p = ctx.params
+    return (p.batch > 0 and p.quant is None and _supports_tiled(ctx) and p.depth_multiplier == 1
+            and p.out_c % 4 == 0 and p.out_c <= DEPTHWISE_GEMM_MOST_CHANNELS
+            and depthwise_row_block(p.out_w) is not None and not autotune.target_tuning().group_gemm)
+
+
+def depthwise_gemm_input(ctx: LoweringContext) -> DepthwiseInput | None:
+    """The fused depthwise convolution in front of this 1×1 convolution (``depthwise`` params), or None."""
+    dw = ctx.params.depthwise
+    if dw is None:
+        return None
+    weights = ctx.inputs[-2].array().astype(np.float32)[0]            # [KH, KW, C]
+    bias = ctx.inputs[-1].array().astype(np.float32)
+    return DepthwiseInput(dw, np.ascontiguousarray(weights), bias)
 
 
 #: input channels up to which conv.cl unrolls the channel loop of its interior taps
@@ -519,7 +563,8 @@ def lower_conv_2d(ctx: LoweringContext) -> None:
     w = _weights(ctx, p)                                 # [CO, KH, KW, CI]
     if _is_pointwise(p):
         lower_gemm(ctx, ctx.input(0), p.batch * p.out_h * p.out_w, w.reshape(p.out_c, p.in_c),
-                   _bias(ctx), p.quant, ctype(ctx.inputs[0]), act_defines(p, ctx.outputs[0]))
+                   _bias(ctx), p.quant, ctype(ctx.inputs[0]), act_defines(p, ctx.outputs[0]),
+                   depthwise_gemm_input(ctx))
         return
     co = p.out_c
     mac = mac_type(p.quant, ctype(ctx.inputs[0]), p.kernel_h * p.kernel_w * p.in_c, w)
@@ -777,7 +822,7 @@ def transpose_multiply_adds(inputs: list[TensorInfo], outputs: list[TensorInfo])
            supports=supports_conv, fused_activation_input=conv_2d_fused_activation_input,
            multiply_adds=filter_rows_multiply_adds, accepts_residual=conv_2d_is_float_gemm,
            accepts_input_scale=conv_2d_is_float_gemm, accepts_prelu=conv_2d_takes_prelu,
-           accepts_zero_pad=conv_takes_zero_pad)
+           accepts_zero_pad=conv_takes_zero_pad, accepts_depthwise_input=conv_2d_takes_depthwise_input)
 def conv_2d(inputs: list[TensorInfo], outputs: list[TensorInfo]) -> Conv2DParams:
     return _conv("CONV_2D", inputs, outputs, depthwise=False)
 
@@ -785,7 +830,7 @@ def conv_2d(inputs: list[TensorInfo], outputs: list[TensorInfo]) -> Conv2DParams
 @operation(OperationType.DEPTHWISE_CONV_2D, signature=DEPTHWISE_CONV_2D_SIGNATURE,
            reference=reference_depthwise_conv_2d, lower=lower_depthwise_conv_2d, supports=supports_conv,
            fused_activation_input=depthwise_conv_2d_fused_activation_input, multiply_adds=depthwise_multiply_adds,
-           accepts_zero_pad=conv_takes_zero_pad)
+           accepts_zero_pad=conv_takes_zero_pad, fuses_into_gemm=depthwise_fuses_into_gemm)
 def depthwise_conv_2d(inputs: list[TensorInfo], outputs: list[TensorInfo]) -> DepthwiseConv2DParams:
     return _conv("DEPTHWISE_CONV_2D", inputs, outputs, depthwise=True)
 

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..compiler import autotune
 from ..compiler.ir import TensorId, Work
-from ..compiler.lowering_helpers import ceil_div
+from ..compiler.lowering_helpers import ceil_div, float_act
 from .fused_activation import Requantization
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only
@@ -35,6 +35,38 @@ class Tile:
     group: bool = False
 
 
+@dataclass(frozen=True)
+class DepthwiseInput:
+    """A float depthwise convolution (multiplier 1, NHWC) whose output is the GEMM's ``a``: the GEMM
+    reads its input image and computes each row block's depthwise outputs itself (gemm.cl DW).
+    ``params``: its ops.conv.DepthwiseConv2DParams; ``weights`` [KH, KW, C], ``bias`` [C] float32."""
+
+    params: object
+    weights: np.ndarray
+    bias: np.ndarray
+
+    def defines(self) -> dict:
+        """gemm.cl's DW_* literals: the depthwise's shape, window and activation; VW channels per FLOATV."""
+        p = self.params
+        vw = next(v for v in (16, 8, 4) if p.out_c % v == 0)
+        d = {"DW": 1, "DW_VW": vw, "DW_CB": p.out_c // vw, "DW_H": p.in_h, "DW_W": p.in_w, "DW_OH": p.out_h,
+             "DW_OW": p.out_w, "DW_KH": p.kernel_h, "DW_KW": p.kernel_w, "DW_SH": p.stride_h, "DW_SW": p.stride_w,
+             "DW_DH": p.dilation_h, "DW_DW": p.dilation_w, "DW_PT": p.pad_top, "DW_PL": p.pad_left}
+        d.update({f"DW_{k}": v for k, v in float_act(p.float_min, p.float_max, p.nan_to_low, p.hard_swish).items()})
+        return d
+
+    @property
+    def image_elements(self) -> int:
+        p = self.params
+        return p.batch * p.in_h * p.in_w * p.in_c
+
+
+#: gemm.cl's DW_* literals of a GEMM reading its ``a`` from memory
+NO_DEPTHWISE = {"DW": 0, **{f"DW_{k}": 0 for k in ("VW", "CB", "H", "W", "OH", "OW", "KH", "KW", "SH", "SW", "DH",
+                                                     "DW", "PT", "PL", "RW", "HAS_ACT", "ACT_FMIN", "ACT_FMAX",
+                                                     "ACT_NAN_LOW", "ACT_HARD_SWISH")}}
+
+
 #: the work-group tiles, largest first: each of the 16 × 16 work items holds 4 × 4, 2 × 4, 2 × 2 or
 #: 1 × 2 outputs
 GROUP_SHAPES = ((64, 64), (32, 64), (32, 32), (16, 32))
@@ -44,12 +76,21 @@ VECTOR_LANES_MOST = 16
 GROUP_DEPTH = 16
 
 
+def depthwise_row_block(width: int) -> int | None:
+    """The rows (pixels) of a GEMM tile computing a depthwise convolution of an output ``width`` pixels
+    wide in front of itself (gemm.cl DW): the first of 8, 7, 6, 5, 4 dividing it (a block lies in one
+    image row), a whole row narrower than 4; else None (no such tile)."""
+    if width < 4:
+        return width
+    return next((d for d in (8, 7, 6, 5, 4) if width % d == 0), None)
+
+
 def _width(n: int, most: int) -> int:
     """Columns per work item: ``most``, or the largest of 8, 4 that fits a narrower output."""
     return most if n >= most else 8 if n >= 8 else 4 if n >= 4 else n
 
 
-def tiles(m: int, k: int, n: int, chunked: bool, lanes: int = 16) -> list[Tile]:
+def tiles(m: int, k: int, n: int, chunked: bool, lanes: int = 16, row_width: int = 0) -> list[Tile]:
     """The candidate tiles of an M×K·K×N product, the default first, for a device with ``lanes``
     floats per vector register.  16 (AVX-512, 32 registers): 8 × 16 (a 16-wide weight vector by 8
     rows, 8 accumulator registers) and a taller 12 × 16; when 8 does not divide M but 7 or 6 does
@@ -58,11 +99,16 @@ def tiles(m: int, k: int, n: int, chunked: bool, lanes: int = 16) -> list[Tile]:
     accumulators: 0.83-0.91x the time on 14×14 and 7×7 layers of 64-672 input channels, as fast
     with 16-24).  8 (AVX2, 16 registers; a 16-wide tile row takes two): 6 × 16 (12 accumulators),
     then 7 × 16 when 7 divides M, 4 × 16 and 8 × 8 (measured 15-40 % faster than 8 × 16 on
-    MobileNet's 1×1 layers, AMD EPYC).  ``chunked`` sums (quant8, int totals beside the float sums:
+    MobileNet's 1×1 layers, AMD EPYC).  ``row_width``: the rows are pixels of an image of that
+    width and each block must lie in one image row (a fused depthwise convolution, gemm.cl DW):
+    :func:`depthwise_row_block` rows × 32 (N ≥ 32) and × 16.  ``chunked`` sums (quant8, int totals beside the float sums:
     twice the registers): 4 × 16 and 8 × 16, with 8 lanes 4 × 8 and 2 × 16 before those.  Tiles are
     clipped to the matrix; duplicates dropped."""
     narrow = lanes < 16
-    if chunked:
+    if row_width:
+        rows = depthwise_row_block(row_width)
+        shapes = ([(rows, 32)] if n >= 32 else []) + [(rows, 16)]
+    elif chunked:
         shapes = ([(4, 8), (2, 16)] if narrow else []) + [(4, 16), (8, 16)]
     elif narrow:
         shapes = [(6, 16)] + ([(7, 16)] if m % 7 == 0 else []) + [(4, 16), (8, 8)]
@@ -203,7 +249,8 @@ def _pack_columns(weights: np.ndarray, bias: np.ndarray, nb: int) -> tuple[np.nd
 
 
 def lower_gemm(ctx: LoweringContext, a: TensorId, m: int, weights: np.ndarray, bias: np.ndarray,
-               quant: Requantization | None, io_type: str, act: dict) -> None:
+               quant: Requantization | None, io_type: str, act: dict,
+               depthwise: DepthwiseInput | None = None) -> None:
     """Emit the node's output 0, ``[m, N] = act(bias + (a − zp) · weightsᵀ)``, for constant ``weights``
     [N, K] (float32, or int32 with the filter zero point already subtracted) and ``bias`` [N];
     ``io_type`` is the C type of ``a`` and the output, ``act`` the activation defines
@@ -216,21 +263,26 @@ def lower_gemm(ctx: LoweringContext, a: TensorId, m: int, weights: np.ndarray, b
     (a folded zero channel PAD, compiler/fusion.py) adds zeros past its own.  With ``input_scale``
     (a fused MUL), the node's input before the residual, a float vector [K], scales column k of
     ``a`` (each weight row k is multiplied by it in the kernel).  With ``prelu`` (a fused PRELU), the
-    node's last input, a float vector [N], multiplies each output below 0 after the activation."""
+    node's last input, a float vector [N], multiplies each output below 0 after the activation.
+    With ``depthwise`` (float, register tiles only), ``a`` is that depthwise convolution's input
+    image: a work item computes its MB rows of the depthwise output, every channel, into private
+    memory, then every column block of the GEMM from them (one launch, the depthwise output never
+    stored); its filter and bias are the node's last two inputs."""
     n, k = weights.shape
     chunk = min(k, float_chunk(quant, io_type, weights)) if quant is not None else k
     weights = weights.astype(np.float32)
     a, _, _ = centred_input(ctx, a, m * k, io_type, quant, "float")
     # the fused inputs after the operation's own: input scale, residual, PReLU alpha (those present)
     residual, prelu = int(ctx.params.residual), int(ctx.params.prelu)
-    at_alpha = len(ctx.node.inputs) - 1
+    at_alpha = len(ctx.node.inputs) - 1 - (2 if depthwise is not None else 0)
     at_residual = at_alpha - prelu
     at_scale = at_residual - residual
     base = {"ACC_T": "int" if quant is not None else "float", "QUANT": int(quant is not None), "M": m, "K": k,
             "N": n, "KC": chunk, "CHUNKED": int(chunk < k), "RESIDUAL": residual, "BK": GROUP_DEPTH,
             "SCALE": int(ctx.params.input_scale), "PRELU": prelu,
             "RES_C": ctx.inputs[at_residual].shape[-1] if residual else n, "REQUANT": 0, "CENTRED": 0, "CP": n,
-            "ZO": quant.output_zero_point if quant is not None else 0, **multiplier_defines(quant), **act}
+            "ZO": quant.output_zero_point if quant is not None else 0, **multiplier_defines(quant), **act,
+            **(depthwise.defines() if depthwise is not None else NO_DEPTHWISE)}
     fused = [(at_scale, k, 1.0)] * base["SCALE"] + [(at_residual, m * base["RES_C"], 0.0)] * residual \
         + [(at_alpha, n, 1.0)] * prelu   # (input, elements, the value the autotuner's trials fill it with)
     extra = [ctx.input(i) for i, _, _ in fused]
@@ -249,23 +301,32 @@ def lower_gemm(ctx: LoweringContext, a: TensorId, m: int, weights: np.ndarray, b
         w, b = _pack(weights, bias, lanes * nv)
         nblocks = w.shape[0]
         d = dict(base, GROUP=0, MB=tile.mb, NB=lanes, NV=nv, NBLOCKS=nblocks, MBLOCKS=mblocks)
+        if depthwise is not None:   # one work item per row block computes every column block
+            dw = depthwise.params
+            d["DW_RW"] = (tile.mb - 1) * dw.stride_w + (dw.kernel_w - 1) * dw.dilation_w + 1
+            return d, [depthwise.weights, depthwise.bias, w, b], (1, mblocks, 1), Work.REGISTER_TILES
         return d, [w, b], (nblocks, mblocks, 1), Work.REGISTER_TILES
 
     target = autotune.target_tuning()
+    if depthwise is not None and (target.group_gemm or quant is not None):
+        raise ValueError("a depthwise convolution fuses only into a float GEMM of register tiles")
     if target.group_gemm:
         candidates = group_tiles(m, n, target.compute_units)
     else:
-        candidates = tiles(m, k, n, chunk < k, target.float_lanes)
+        candidates = tiles(m, k, n, chunk < k, target.float_lanes,
+                           depthwise.params.out_w if depthwise is not None else 0)
 
     def trial(i: int) -> autotune.Trial:
         d, consts, grid, work = specialise(candidates[i])
         d["OUT_T"] = "int" if quant is not None else io_type
-        return autotune.Trial("gemm.cl", d, [np.zeros(m * k, np.float32), *consts,
+        image = depthwise.image_elements if depthwise is not None else m * k
+        return autotune.Trial("gemm.cl", d, [np.zeros(image, np.float32), *consts,
                                              *(np.full(size, fill, np.float32) for _, size, fill in fused)],
                               m * n * 4, grid, work)
 
     key = ("gemm.cl", candidates[0].group, *sorted(base.items()))
-    chosen = candidates[autotune.choose(key, len(candidates), 2 * m * n * k, trial)]
+    flops = 2 * m * k * (n + (depthwise.params.kernel_h * depthwise.params.kernel_w if depthwise is not None else 0))
+    chosen = candidates[autotune.choose(key, len(candidates), flops, trial)]
     d, consts, grid, work = specialise(chosen)
     if quant is not None and not chosen.group:  # a register tile requantizes in its epilogue
         d.update({"REQUANT": 1, "OUT_T": io_type})

@@ -69,6 +69,11 @@ class OperationDef:
     #: the node can read its NHWC input 0 without a PAD of zero rows and columns in front of it, the
     #: PAD's amounts added to its own explicit padding (compiler/fusion.py fold_spatial_pads)
     accepts_zero_pad: ResidualPredicate | None = None
+    #: the node (a GEMM) can compute a depthwise convolution producing its input 0 itself
+    #: (compiler/fusion.py fuse_depthwise_inputs)
+    accepts_depthwise_input: ResidualPredicate | None = None
+    #: the node (a depthwise convolution) can be computed by a GEMM reading its output
+    fuses_into_gemm: ResidualPredicate | None = None
 
 
 REGISTRY: dict[OperationType, OperationDef] = {}
@@ -80,7 +85,9 @@ def operation(op_type: OperationType, *, signature: OpSignature, reference: Refe
               value_inputs: Sequence[int] = (), data_dependent: DataDependentLowering | None = None,
               multiply_adds: MultiplyAdds | None = None, accepts_residual: ResidualPredicate | None = None,
               accepts_input_scale: ResidualPredicate | None = None, accepts_prelu: ResidualPredicate | None = None,
-              accepts_zero_pad: ResidualPredicate | None = None):
+              accepts_zero_pad: ResidualPredicate | None = None,
+              accepts_depthwise_input: ResidualPredicate | None = None,
+              fuses_into_gemm: ResidualPredicate | None = None):
     """Register the decorated definition of ``op_type`` with the rest of what the driver knows of it.
 
     Stack one decorator per operation code when several share a definition."""
@@ -91,7 +98,8 @@ def operation(op_type: OperationType, *, signature: OpSignature, reference: Refe
         REGISTRY[op_type] = OperationDef(op_type, signature, define, reference, lower, supports,
                                          frozenset(requires), fused_activation_input, tuple(value_inputs),
                                          data_dependent, multiply_adds, accepts_residual, accepts_input_scale,
-                                         accepts_prelu, accepts_zero_pad)
+                                         accepts_prelu, accepts_zero_pad, accepts_depthwise_input,
+                                         fuses_into_gemm)
         return define
 
     return register

@@ -29,7 +29,11 @@
  * column k of a is multiplied by scale[k] (a fused MUL of a by a channel vector): GROUP 0 scales
  * the weight row k, GROUP 1 the slice of a it copies.  PRELU (float): after the activation, an
  * output x < 0 (not x >= 0: a NaN stays NaN) becomes x * alpha[n] (a fused PRELU of the result by a
- * vector along its columns; alpha [N] float). */
+ * vector along its columns; alpha [N] float).  DW (float, GROUP 0): a is a depthwise convolution's
+ * NHWC input image (multiplier 1, K channels; dww [DW_KH][DW_KW][K], dwb [K]) and the GEMM's rows are
+ * that convolution's output pixels: one work item per block of MB pixels (MB divides the output's
+ * width) computes their depthwise outputs, activation included, into private memory, then every
+ * column block of its rows from them (the depthwise output is never stored). */
 /* the store of output (m, n) from its float sum (CHUNKED: its int total) */
 #if ${QUANT} && ${REQUANT}
 #if ${PER_CHANNEL}
@@ -94,7 +98,11 @@
 #else
 #define ${KERNEL_NAME}_WHOLE_IN_RES(n0) 1
 #endif
-KERNEL void ${KERNEL_NAME}(GLOBAL const float* RESTRICT a, GLOBAL const float* RESTRICT w,
+KERNEL void ${KERNEL_NAME}(GLOBAL const float* RESTRICT a,
+#if ${DW}
+                           GLOBAL const float* RESTRICT dww, GLOBAL const float* RESTRICT dwb,
+#endif
+                           GLOBAL const float* RESTRICT w,
                            GLOBAL const ${ACC_T}* RESTRICT bias,
 #if ${SCALE}
                            GLOBAL const float* RESTRICT scale,
@@ -214,6 +222,78 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const float* RESTRICT a, GLOBAL const float* R
         }
     }
 #else
+#if ${DW}
+    const int mb = GLOBAL_ID(1);
+    if (GLOBAL_ID(0) >= 1 || mb >= ${MBLOCKS}) return;
+    /* the depthwise convolution's outputs at the MB rows (pixels) of this block, every channel, in
+     * private memory: at[r * K + k].  MB divides the output's width, so the block is MB consecutive
+     * pixels of one image row: per filter row, the RW input columns under it are loaded once and
+     * shared by the KW taps; at the image's border (MASKED) a filter row outside it is skipped and
+     * a column outside it reads as 0 (col, col_ok computed once). */
+    float at[${MB} * ${K}];
+    {
+        const int t0 = (mb * ${MB}) / ${DW_OW};        /* n * OH + oy */
+        const int pbase = (t0 / ${DW_OH}) * ${DW_H};
+        const int piy = (t0 % ${DW_OH}) * ${DW_SH} - ${DW_PT};
+        const int pix = ((mb * ${MB}) % ${DW_OW}) * ${DW_SW} - ${DW_PL};
+        int col[${DW_RW}], col_ok[${DW_RW}];
+#pragma unroll
+        for (int t = 0; t < ${DW_RW}; ++t) {
+            col_ok[t] = pix + t >= 0 && pix + t < ${DW_W};
+            col[t] = col_ok[t] ? pix + t : 0;
+        }
+        const int interior = piy >= 0 && piy + (${DW_KH} - 1) * ${DW_DH} < ${DW_H} && pix >= 0
+                             && pix + ${DW_RW} - 1 < ${DW_W};
+#define ${KERNEL_NAME}_DW_ROW(ky, MASKED) { \
+            const int iy = piy + (ky) * ${DW_DH}; \
+            if (!(MASKED) || (iy >= 0 && iy < ${DW_H})) { \
+                const int rbase = (pbase + iy) * ${DW_W}; \
+                FLOATV(${DW_VW}) xr[${DW_RW}]; \
+                _Pragma("unroll") for (int t = 0; t < ${DW_RW}; ++t) { \
+                    const int c_ = (MASKED) ? col[t] : pix + t;   /* interior: unit stride */ \
+                    const FLOATV(${DW_VW}) v = FLOATV_LOAD(${DW_VW}, a, (rbase + c_) * ${DW_CB} + cb); \
+                    xr[t] = !(MASKED) || col_ok[t] ? v : FLOATV_SPLAT(${DW_VW}, 0.0f); \
+                } \
+                _Pragma("unroll") for (int kx = 0; kx < ${DW_KW}; ++kx) { \
+                    const FLOATV(${DW_VW}) wv = FLOATV_LOAD(${DW_VW}, dww, ((ky) * ${DW_KW} + kx) * ${DW_CB} + cb); \
+                    _Pragma("unroll") for (int r = 0; r < ${MB}; ++r) s[r] += xr[r * ${DW_SW} + kx * ${DW_DW}] * wv; \
+                } \
+            } \
+        }
+#define ${KERNEL_NAME}_DW_INTERIOR(ky) ${KERNEL_NAME}_DW_ROW(ky, 0)
+#define ${KERNEL_NAME}_DW_BORDER(ky) ${KERNEL_NAME}_DW_ROW(ky, 1)
+#define ${KERNEL_NAME}_DW_CHANNELS(TAPS) \
+        for (int cb = 0; cb < ${DW_CB}; ++cb) { \
+            FLOATV(${DW_VW}) s[${MB}]; \
+            _Pragma("unroll") for (int r = 0; r < ${MB}; ++r) s[r] = FLOATV_SPLAT(${DW_VW}, 0.0f); \
+            _Pragma("unroll") for (int ky = 0; ky < ${DW_KH}; ++ky) TAPS(ky) \
+            const FLOATV(${DW_VW}) b = FLOATV_LOAD(${DW_VW}, dwb, cb); \
+            _Pragma("unroll") for (int r = 0; r < ${MB}; ++r) { \
+                FLOATV(${DW_VW}) y = s[r] + b; \
+                ${KERNEL_NAME}_DW_ACT(y); \
+                FLOATV_STORE_PRIVATE(${DW_VW}, at, r * ${DW_CB} + cb, y); \
+            } \
+        }
+#if ${DW_HAS_ACT}
+#define ${KERNEL_NAME}_DW_ACT(y) FLOATV_ACTIVATION(${DW_VW}, y, ${DW_ACT_FMIN}, ${DW_ACT_FMAX}, ${DW_ACT_NAN_LOW}, ${DW_ACT_HARD_SWISH})
+#else
+#define ${KERNEL_NAME}_DW_ACT(y)
+#endif
+        if (interior) {
+            ${KERNEL_NAME}_DW_CHANNELS(${KERNEL_NAME}_DW_INTERIOR)
+        } else {
+            ${KERNEL_NAME}_DW_CHANNELS(${KERNEL_NAME}_DW_BORDER)
+        }
+#undef ${KERNEL_NAME}_DW_ROW
+#undef ${KERNEL_NAME}_DW_INTERIOR
+#undef ${KERNEL_NAME}_DW_BORDER
+#undef ${KERNEL_NAME}_DW_CHANNELS
+#undef ${KERNEL_NAME}_DW_ACT
+    }
+#define ${KERNEL_NAME}_A(r, k) at[(r) * ${K} + (k)]
+    for (int nb = 0; nb < ${NBLOCKS}; ++nb) {
+    GLOBAL const float* RESTRICT wb = w + nb * (${K} * ${NB} * ${NV});
+#else
     const int nb = GLOBAL_ID(0);
     const int mb = GLOBAL_ID(1);
     if (nb >= ${NBLOCKS} || mb >= ${MBLOCKS}) return;
@@ -224,6 +304,9 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const float* RESTRICT a, GLOBAL const float* R
         const int m = mb * ${MB} + r;
         ar[r] = a + (m < ${M} ? m : ${M} - 1) * ${K};
     }
+#define ${KERNEL_NAME}_A(r, k) ar[r][k]
+    {
+#endif
     FLOATV(${NB}) acc[${MB}][${NV}];
 #pragma unroll
     for (int r = 0; r < ${MB}; ++r) {
@@ -254,7 +337,7 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const float* RESTRICT a, GLOBAL const float* R
             for (int c = 0; c < ${NV}; ++c) wv[c] = FLOATV_LOAD(${NB}, wb, k * ${NV} + c) ${KERNEL_NAME}_SCALED(k);
 #pragma unroll
             for (int r = 0; r < ${MB}; ++r) {
-                const float x = ar[r][k];
+                const float x = ${KERNEL_NAME}_A(r, k);
 #pragma unroll
                 for (int c = 0; c < ${NV}; ++c) acc[r][c] += x * wv[c];
             }
@@ -308,6 +391,8 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const float* RESTRICT a, GLOBAL const float* R
             }
         }
     }
+    }
+#undef ${KERNEL_NAME}_A
 #endif
 }
 #undef ${KERNEL_NAME}_STORE

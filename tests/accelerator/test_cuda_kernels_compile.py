@@ -91,6 +91,7 @@ def _models():
     yield _residual_model(rng, shortcut_channels=12)
     yield _quant8_chain_model(rng)
     yield from _prelu_models(rng)
+    yield _depthwise_gemm_model(rng)
     # whole-image pools summed in row chunks (pooling_global.cl, both stages): MAX with RELU6, float16 MEAN
     yield single_op(OP.MAX_POOL_2D, [In(F32, (1, 64, 32, 16)), *(i32(v) for v in (0, 0, 0, 0, 1, 1, 32, 64, 3))],
                     [Out(F32)])[0]
@@ -123,6 +124,27 @@ def _prelu_models(rng):
         model = b.finish()
         assert [getattr(n.params, "prelu", False) for n in prepare_graph(model).nodes] == [True]
         yield model
+
+
+def _depthwise_gemm_model(rng):
+    """3×3 DEPTHWISE_CONV_2D (RELU6) read by a 1×1 CONV_2D: lowered for a CPU, one gemm.cl computing
+    the depthwise outputs of its rows itself (DW); for the GPU, the two kernels."""
+    import gpu_driver as gd
+    b = gd.ModelBuilder()
+    x = b.add_input(OT.TENSOR_FLOAT32, [1, 4, 8, 16])
+    d = b.add_operand(OT.TENSOR_FLOAT32, [1, 4, 8, 16])
+    b.add_operation(OP.DEPTHWISE_CONV_2D, [x, b.add_constant(OT.TENSOR_FLOAT32, [1, 3, 3, 16], rng.uniform(-1, 1, (1, 3, 3, 16))),
+                                           b.add_constant(OT.TENSOR_FLOAT32, [16], rng.uniform(-1, 1, 16)),
+                                           *(b.add_scalar(OT.INT32, v) for v in (1, 1, 1, 1, 3))], [d])
+    y = b.add_operand(OT.TENSOR_FLOAT32, [1, 4, 8, 24])
+    b.add_operation(OP.CONV_2D, [d, b.add_constant(OT.TENSOR_FLOAT32, [24, 1, 1, 16], rng.uniform(-1, 1, (24, 1, 1, 16))),
+                                 b.add_constant(OT.TENSOR_FLOAT32, [24], rng.uniform(-1, 1, 24)),
+                                 *(b.add_scalar(OT.INT32, v) for v in (1, 1, 1, 0))], [y])
+    b.set_outputs([y])
+    model = b.finish()
+    cpu = not autotune.target_tuning().group_gemm
+    assert [n.params.depthwise is not None for n in prepare_graph(model).nodes if n.type == OP.CONV_2D] == [cpu]
+    return model
 
 
 def _residual_model(rng, shortcut_channels: int = 16):
