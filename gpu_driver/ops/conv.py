@@ -463,31 +463,17 @@ def conv_2d_is_float_gemm(ctx: LoweringContext) -> bool:
     return p.batch > 0 and p.quant is None and _supports_tiled(ctx) and _is_pointwise(p)
 
 
-#: the most channels of a depthwise convolution a GEMM computes in front of itself
-DEPTHWISE_GEMM_MOST_CHANNELS = 96
-#: a GEMM computing a depthwise convolution in front of itself: at most this many weights (K × N: a
-#: work item streams all of them), unless its output has at most DEPTHWISE_GEMM_SMALL_MAP pixels per
-#: image (few work items, where the launch saved counts most).  PoCL, AMD Zen 5: 56²→28² × 96 → 96
-#: 1.9x the two kernels' time, 8² × 96 → 96 0.8x, 64² × 24 → 24 0.89x
-DEPTHWISE_GEMM_MOST_WEIGHTS = 96 * 48
-DEPTHWISE_GEMM_SMALL_MAP = 16 * 16
-
-
-def conv_2d_takes_depthwise_input(ctx: LoweringContext) -> bool:
-    """A float GEMM (:func:`conv_2d_is_float_gemm`) of few weights, or of a small output map, can
-    compute the depthwise convolution producing its input in front of itself (compiler/fusion.py)."""
-    p = ctx.params
-    return conv_2d_is_float_gemm(ctx) and (p.in_c * p.out_c <= DEPTHWISE_GEMM_MOST_WEIGHTS
-                                           or p.out_h * p.out_w <= DEPTHWISE_GEMM_SMALL_MAP)
+#: the most channels of a depthwise convolution a GEMM computes in front of itself (a work item holds
+#: its tile's depthwise outputs, at most 8 pixels × this many floats, in private memory: 32 KiB)
+DEPTHWISE_GEMM_MOST_CHANNELS = 1024
 
 
 def depthwise_fuses_into_gemm(ctx: LoweringContext) -> bool:
     """A float32 NHWC depthwise convolution of multiplier 1, constant filter and bias, channels a
     multiple of 4 (at most DEPTHWISE_GEMM_MOST_CHANNELS), an output width that whole tiles divide
     (gemm.depthwise_row_block), can be computed by the GEMM of a 1×1 convolution reading its output
-    (compiler/fusion.py), on a device of register-tiled GEMMs (a CPU).  PoCL, AMD Zen 5: BlazeFace's
-    blocks (24-96 channels, 64² to 8² maps) 0.8-0.99x the time of the two kernels; 144-384 channels
-    (hand_landmark_lite) 1.0-1.3x, hence the bound on the channels."""
+    (compiler/fusion.py), on a device of register-tiled GEMMs (a CPU).  PoCL, AMD Zen 5 (OpenCL
+    profiling): BlazeFace's blocks 0.8-0.99x the time of the two kernels, MobileNet v2's 0.86-1.05x."""
     p = ctx.params
     return (p.batch > 0 and p.quant is None and _supports_tiled(ctx) and p.depth_multiplier == 1
             and p.out_c % 4 == 0 and p.out_c <= DEPTHWISE_GEMM_MOST_CHANNELS
@@ -822,7 +808,7 @@ def transpose_multiply_adds(inputs: list[TensorInfo], outputs: list[TensorInfo])
            supports=supports_conv, fused_activation_input=conv_2d_fused_activation_input,
            multiply_adds=filter_rows_multiply_adds, accepts_residual=conv_2d_is_float_gemm,
            accepts_input_scale=conv_2d_is_float_gemm, accepts_prelu=conv_2d_takes_prelu,
-           accepts_zero_pad=conv_takes_zero_pad, accepts_depthwise_input=conv_2d_takes_depthwise_input)
+           accepts_zero_pad=conv_takes_zero_pad, accepts_depthwise_input=conv_2d_is_float_gemm)
 def conv_2d(inputs: list[TensorInfo], outputs: list[TensorInfo]) -> Conv2DParams:
     return _conv("CONV_2D", inputs, outputs, depthwise=False)
 

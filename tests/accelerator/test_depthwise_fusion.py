@@ -116,8 +116,10 @@ CASES = {
                                                cout=64, act=RELU, residual=True),
     # a 3-wide output: a whole row per block
     "3x3 map": dict(shape=(1, 5, 5, 16), k=3, stride=2, cout=24),
-    # 7-wide rows (blocks of 7), 96 channels (the most that fuse), a PReLU behind the GEMM
+    # 7-wide rows (blocks of 7), 96 channels, a PReLU behind the GEMM
     "7x7 map, 96 channels, PReLU": dict(shape=(1, 7, 7, 96), k=3, cout=96, prelu=True),
+    # the most channels that fuse: 1024 (private memory of 8 × 1024 floats), 56-wide rows
+    "1024 channels": dict(shape=(1, 2, 56, 1024), k=3, cout=40),
     # a valid window wider than the image's border: every row block at the border
     "5x5 on a 6x6 map, 40 channels": dict(shape=(1, 6, 6, 40), k=5, dw_act=RELU, cout=8),
 }
@@ -145,7 +147,7 @@ def test_depthwise_joins_the_pointwise_gemm(accelerator, case):
 def test_depthwise_that_cannot_join_stays(accelerator, variant):
     kwargs = {"dw_is_output": dict(dw_is_output=True), "second_reader": dict(second_reader=True),
               "multiplier": dict(shape=(1, 8, 8, 8), multiplier=2),
-              "odd_channels": dict(shape=(1, 8, 8, 42)), "many_channels": dict(shape=(1, 8, 8, 128)),
+              "odd_channels": dict(shape=(1, 8, 8, 42)), "many_channels": dict(shape=(1, 4, 4, 1028)),
               "prime_width": dict(shape=(1, 11, 11, 16)),         # no whole tile divides 11 pixels
               "gpu_kernels": {}}[variant]
     kwargs.setdefault("shape", (1, 9, 9, 16))
