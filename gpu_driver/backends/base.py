@@ -32,7 +32,7 @@ from ..compiler.ir import GROUP_TILE_ITEMS, Work
 from ..hal.types import DeviceType
 
 #: dialect-neutral helper headers (in opencl_kernels/) appended to every prelude, in this order
-COMMON_HEADERS = ("fixed_point.h", "activations.h", "nms.h", "pooling.h")
+COMMON_HEADERS = ("fixed_point.h", "activations.h", "nms.h", "pooling.h", "depthwise.h")
 
 
 @dataclass

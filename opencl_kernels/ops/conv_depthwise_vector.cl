@@ -28,18 +28,9 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const float* RESTRICT in, GLOBAL const float* 
      * a column outside it reads as 0; col / col_ok computed once per work item), times its KW taps */
 #define ${KERNEL_NAME}_ROW(ky, MASKED) { \
         const int iy = iy0 + (ky) * ${DH}; \
-        if (!(MASKED) || (iy >= 0 && iy < ${H})) { \
-            const int rbase = (n * ${H} + iy) * ${W}; \
-            FLOATV(${VW}) xr[${RW}]; \
-            _Pragma("unroll") for (int t = 0; t < ${RW}; ++t) { \
-                const FLOATV(${VW}) v = FLOATV_LOAD(${VW}, in, (rbase + col[t]) * ${CB} + cb); \
-                xr[t] = !(MASKED) || col_ok[t] ? v : FLOATV_SPLAT(${VW}, 0.0f); \
-            } \
-            _Pragma("unroll") for (int kx = 0; kx < ${KW}; ++kx) { \
-                const FLOATV(${VW}) wv = FLOATV_LOAD(${VW}, w, ((ky) * ${KW} + kx) * ${CB} + cb); \
-                _Pragma("unroll") for (int p = 0; p < ${PX}; ++p) acc[p] += xr[p * ${SW} + kx * ${DW}] * wv; \
-            } \
-        } \
+        if (!(MASKED) || (iy >= 0 && iy < ${H})) \
+            DEPTHWISE_ROW_TAPS(${VW}, ${CB}, ${RW}, ${KW}, ${SW}, ${DW}, ${PX}, in, w, (n * ${H} + iy) * ${W}, ix0, \
+                               col, col_ok, cb, ky, acc, MASKED) \
     }
     int col[${RW}], col_ok[${RW}];
 #pragma unroll

@@ -246,19 +246,9 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const float* RESTRICT a,
                              && pix + ${DW_RW} - 1 < ${DW_W};
 #define ${KERNEL_NAME}_DW_ROW(ky, MASKED) { \
             const int iy = piy + (ky) * ${DW_DH}; \
-            if (!(MASKED) || (iy >= 0 && iy < ${DW_H})) { \
-                const int rbase = (pbase + iy) * ${DW_W}; \
-                FLOATV(${DW_VW}) xr[${DW_RW}]; \
-                _Pragma("unroll") for (int t = 0; t < ${DW_RW}; ++t) { \
-                    const int c_ = (MASKED) ? col[t] : pix + t;   /* interior: unit stride */ \
-                    const FLOATV(${DW_VW}) v = FLOATV_LOAD(${DW_VW}, a, (rbase + c_) * ${DW_CB} + cb); \
-                    xr[t] = !(MASKED) || col_ok[t] ? v : FLOATV_SPLAT(${DW_VW}, 0.0f); \
-                } \
-                _Pragma("unroll") for (int kx = 0; kx < ${DW_KW}; ++kx) { \
-                    const FLOATV(${DW_VW}) wv = FLOATV_LOAD(${DW_VW}, dww, ((ky) * ${DW_KW} + kx) * ${DW_CB} + cb); \
-                    _Pragma("unroll") for (int r = 0; r < ${MB}; ++r) s[r] += xr[r * ${DW_SW} + kx * ${DW_DW}] * wv; \
-                } \
-            } \
+            if (!(MASKED) || (iy >= 0 && iy < ${DW_H})) \
+                DEPTHWISE_ROW_TAPS(${DW_VW}, ${DW_CB}, ${DW_RW}, ${DW_KW}, ${DW_SW}, ${DW_DW}, ${MB}, a, dww, \
+                                   (pbase + iy) * ${DW_W}, pix, col, col_ok, cb, ky, s, MASKED) \
         }
 #define ${KERNEL_NAME}_DW_INTERIOR(ky) ${KERNEL_NAME}_DW_ROW(ky, 0)
 #define ${KERNEL_NAME}_DW_BORDER(ky) ${KERNEL_NAME}_DW_ROW(ky, 1)
