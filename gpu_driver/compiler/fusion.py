@@ -67,8 +67,9 @@ def activation_input(node: Node, graph: Graph) -> int | None:
 
 def _family_accepts(graph: Graph, node: Node, predicate: str) -> bool:
     """Whether ``node``'s family registers the fusion predicate ``predicate`` (an OperationDef field:
-    ``accepts_residual``, ``accepts_input_scale``, ``accepts_prelu``, ``accepts_zero_pad``) and it
-    holds for the node; a predicate that raises says no."""
+    ``accepts_residual``, ``accepts_input_scale``, ``accepts_prelu``, ``accepts_zero_pad``,
+    ``accepts_depthwise_input``, ``fuses_into_gemm``) and it holds for the node; a predicate that
+    raises says no."""
     accepts = getattr(lookup(node.type), predicate, None)
     if accepts is None:
         return False

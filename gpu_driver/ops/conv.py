@@ -49,14 +49,15 @@ from ..hal.types import OperandType, OperationType
 from .definition import TensorInfo, require, require_nonempty
 from .fused_activation import (Requantization, activation_fields, centred, finish_float, requantization,
                                requantization_feature_level, requantize)
-from .gemm import DepthwiseInput, centred_input, depthwise_row_block, emit_with_requantization, lower_gemm, mac_type, quant_table
+from .gemm import (DepthwiseInput, centred_input, depthwise_row_block, emit_with_requantization, lower_gemm,
+                   mac_type, quant_table)
 from .layout import from_nhwc, image_strides, nhwc_dims, to_nhwc
 from .padding import emit_pad
 from .registry import operation
 from .signature import BOOL, DILATION, F16, F32, I32, LAYOUT, PC8, Q8A, Q8AS, RANK4, STD_TYPES, OpContext, \
     OpSignature, Variant, i32
 from .window import PADDING_VALID, ResolvedWindow, Window2DParams, decode_window_args, fuse_code_input, \
-    pad_spatial, resolve_window, window_fields, window_taps
+    pad_spatial, resolve_window, tile_columns, window_fields, window_taps
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only
     from ..compiler.lowering import LoweringContext
@@ -505,11 +506,6 @@ DEPTHWISE_WIDE_TILE_ROWS = 16
 PREPAD_MAX_ELEMENTS = 1 << 23
 
 
-def _tile_columns(p: Conv2DParams, px: int) -> int:
-    """The input columns a tile of ``px`` consecutive output pixels of a row reads."""
-    return (px - 1) * p.stride_w + (p.kernel_w - 1) * p.dilation_w + 1
-
-
 def _border_share(p: Conv2DParams, px: int) -> float:
     """The share of conv.cl's tiles (an output row's block of ``px`` pixels) whose receptive field
     leaves the image."""
@@ -518,7 +514,7 @@ def _border_share(p: Conv2DParams, px: int) -> float:
     blocks = ceil_div(p.out_w, px)
     cols = sum(1 for b in range(blocks)
                if 0 <= b * px * p.stride_w - p.pad_left
-               and b * px * p.stride_w - p.pad_left + _tile_columns(p, px) <= p.in_w)
+               and b * px * p.stride_w - p.pad_left + tile_columns(p, px) <= p.in_w)
     return 1.0 - rows * cols / (p.out_h * blocks)
 
 
@@ -527,7 +523,7 @@ def _zero_padded(ctx: LoweringContext, p: Conv2DParams, x, width_pixels: int, de
     field (output columns up to ``width_pixels``, whole pixel blocks); ``defines`` then describe that
     tensor (no padding left).  ``x`` itself when the copy would be too large."""
     need_h = (p.out_h - 1) * p.stride_h + (p.kernel_h - 1) * p.dilation_h + 1
-    need_w = _tile_columns(p, width_pixels)
+    need_w = tile_columns(p, width_pixels)
     h = max(p.pad_top + p.in_h, need_h)
     w = max(p.pad_left + p.in_w, need_w)
     if p.batch * h * w * p.in_c > PREPAD_MAX_ELEMENTS:
@@ -599,7 +595,7 @@ def lower_conv_2d(ctx: LoweringContext) -> None:
         # few input channels on AVX-512: an interior tile's input rows broadcast once into registers,
         # where they fit beside its px accumulators and a weight vector; PoCL, BlazeFace's 5×5
         # stride-2 first layer 0.78x the time, 3×3 ones as fast
-        rw = _tile_columns(p, px)
+        rw = tile_columns(p, px)
         row_cache = (vector and target.one_register_vectors and bool(base["UNROLL_CHANNELS"])
                      and rw + px + 1 <= VECTOR_REGISTERS)
         return dict(base, PX=px, PBLOCKS=ceil_div(p.out_w, px), EXACT=int(p.out_w % px == 0), RW=rw,
@@ -636,7 +632,7 @@ def lower_depthwise_conv_2d(ctx: LoweringContext) -> None:
     pblocks = ceil_div(p.out_w, px)
     d = _common_defines(ctx, p)
     d.update({"PX": px, "PBLOCKS": pblocks, "EXACT": int(p.out_w % px == 0),
-              "RW": _tile_columns(p, px)})
+              "RW": tile_columns(p, px)})
     # multiplier 1: VW channels per work item as one FLOATV (the target's depthwise_lanes, or fewer of
     # 8 or 4 lanes for the other channel counts: 3-7x over conv_depthwise.cl's channel per work item on
     # PoCL); quant8 too when its sums are exact in float (the input centred once, the int32 sums

@@ -20,6 +20,7 @@ from ..compiler import autotune
 from ..compiler.ir import TensorId, Work
 from ..compiler.lowering_helpers import ceil_div, float_act
 from .fused_activation import Requantization
+from .window import Window2DParams, tile_columns
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only
     from ..compiler.lowering import LoweringContext
@@ -39,9 +40,9 @@ class Tile:
 class DepthwiseInput:
     """A float depthwise convolution (multiplier 1, NHWC) whose output is the GEMM's ``a``: the GEMM
     reads its input image and computes each row block's depthwise outputs itself (gemm.cl DW).
-    ``params``: its ops.conv.DepthwiseConv2DParams; ``weights`` [KH, KW, C], ``bias`` [C] float32."""
+    ``params``: its DepthwiseConv2DParams (ops/conv.py); ``weights`` [KH, KW, C], ``bias`` [C] float32."""
 
-    params: object
+    params: Window2DParams
     weights: np.ndarray
     bias: np.ndarray
 
@@ -302,8 +303,7 @@ def lower_gemm(ctx: LoweringContext, a: TensorId, m: int, weights: np.ndarray, b
         nblocks = w.shape[0]
         d = dict(base, GROUP=0, MB=tile.mb, NB=lanes, NV=nv, NBLOCKS=nblocks, MBLOCKS=mblocks)
         if depthwise is not None:   # one work item per row block computes every column block
-            dw = depthwise.params
-            d["DW_RW"] = (tile.mb - 1) * dw.stride_w + (dw.kernel_w - 1) * dw.dilation_w + 1
+            d["DW_RW"] = tile_columns(depthwise.params, tile.mb)
             return d, [depthwise.weights, depthwise.bias, w, b], (1, mblocks, 1), Work.REGISTER_TILES
         return d, [w, b], (nblocks, mblocks, 1), Work.REGISTER_TILES
 

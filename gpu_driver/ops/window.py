@@ -74,6 +74,11 @@ class ResolvedWindow:
     out_w: int
 
 
+def tile_columns(p: Window2DParams, px: int) -> int:
+    """The input columns a tile of ``px`` consecutive output pixels of a row reads."""
+    return (px - 1) * p.stride_w + (p.kernel_w - 1) * p.dilation_w + 1
+
+
 def effective_kernel(k: int, dilation: int) -> int:
     """k_eff = (k − 1)·d + 1."""
     return (k - 1) * dilation + 1
