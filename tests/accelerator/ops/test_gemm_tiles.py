@@ -155,6 +155,11 @@ def test_tiles_default_first_and_valid():
                                                  gemm.Tile(12, 16)]
     assert gemm.tiles(1, 1024, 1001, False) == [gemm.Tile(1, 32), gemm.Tile(1, 16)]
     assert gemm.tiles(3136, 144, 24, False) == [gemm.Tile(8, 16), gemm.Tile(12, 16)]
+    # three weight vectors where 48 divides the columns and 32 does not
+    assert gemm.tiles(3136, 24, 144, False) == [gemm.Tile(8, 48), gemm.Tile(8, 32), gemm.Tile(8, 16),
+                                                gemm.Tile(12, 16)]
+    assert gemm.tiles(3136, 144, 144, False, row_width=56) == [gemm.Tile(8, 48), gemm.Tile(8, 32), gemm.Tile(8, 16)]
+    assert gemm.tiles(3136, 24, 96, False)[0] == gemm.Tile(8, 32)
     assert gemm.tiles(1, 1024, 1001, True) == [gemm.Tile(1, 16)]
     assert gemm.tiles(49, 1024, 1024, True) == [gemm.Tile(4, 16), gemm.Tile(8, 16)]
     assert gemm.tiles(2, 5, 3, False) == [gemm.Tile(2, 3)]
@@ -162,6 +167,7 @@ def test_tiles_default_first_and_valid():
     T = gemm.Tile
     assert gemm.tiles(3136, 128, 128, False, 8) == [T(6, 16), T(7, 16), T(4, 16), T(8, 8)]
     assert gemm.tiles(3136, 144, 24, False, 8) == [T(6, 16), T(7, 16), T(4, 16), T(8, 8)]
+    assert gemm.tiles(3136, 24, 144, False, 8) == [T(6, 16), T(7, 16), T(4, 16), T(8, 8)]
     assert gemm.tiles(100, 64, 64, False, 8) == [T(6, 16), T(4, 16), T(8, 8)]
     assert gemm.tiles(49, 1024, 1024, True, 8) == [T(4, 8), T(2, 16), T(4, 16), T(8, 16)]
 
