@@ -141,24 +141,31 @@ class PreparedModel(abc.ABC):
         dynamic output did not fit).  With ``return_timing=True`` returns ``(outputs, timing)``.
         A call with the same input shapes and dtypes as this thread's last one reuses its Request and
         pools (:class:`_RepeatPlan`): the inputs are copied in place and nothing is built again.
+        An input the device can read where it lies (:meth:`_own_input_pool`) gets a pool of its own,
+        written by a copy the device makes before the execution's work (:meth:`_write_input`).
         """
         plan = getattr(self._thread_pools, "plan", None)
         if plan is not None and plan.matches(inputs):
-            plan.copy_in(inputs)
             try:
+                plan.copy_in(inputs, self._write_input)
                 shapes, timing = self.execute_synchronously(plan.request, measure_timing, deadline,
                                                             loop_timeout_duration)
             except DriverError as err:
+                self._wait_for_inputs()
                 if err.status != ErrorStatus.OUTPUT_INSUFFICIENT_SIZE:
                     raise
                 self._thread_pools.plan = None       # a dynamic output outgrew its buffer: build again
+            except BaseException:
+                self._wait_for_inputs()
+                raise
             else:
                 outputs = self._outputs(plan.request, shapes)
                 return (outputs, timing) if return_timing else outputs
         main = self.model.main
         if not isinstance(inputs, (list, tuple)) or len(inputs) != len(main.input_indexes):
             raise invalid(f"execute expects a list of {len(main.input_indexes)} inputs")
-        in_args, in_arrays, offset = [], [], 0
+        # pools: 0 the inputs' shared host pool, 1 the outputs', then one per input with a pool of its own
+        in_args, in_arrays, own_pools, offset = [], [], [], 0
         for i, (value, idx) in enumerate(zip(inputs, main.input_indexes)):
             operand = main.operands[idx]
             if value is None:
@@ -171,31 +178,45 @@ class PreparedModel(abc.ABC):
                 arr = arr.reshape(-1)[:1] if arr.size == 1 else arr
             in_arrays.append(arr)
             dims = list(arr.shape) if info.is_tensor else []
+            own = self._reusable_own_pool(i, arr.nbytes) if info.is_tensor and arr.nbytes else None
+            if own is not None:
+                in_args.append(RequestArgument(DataLocation(2 + len(own_pools), 0, arr.nbytes), dims))
+                own_pools.append(own)
+                continue
             in_args.append(RequestArgument(DataLocation(0, offset, max(arr.nbytes, 0)), dims))
             offset += round_up(arr.nbytes, 64)
         in_pool = self._reusable_pool("in", offset)
-        for arr, arg in zip(in_arrays, in_args):
-            if arr is not None and arr.nbytes:
-                in_pool.array(np.uint8, arg.location.offset, arr.nbytes)[:] = arr.reshape(-1).view(np.uint8)
         guesses = [self._output_bytes_guess(i) for i in range(len(main.output_indexes))]
-        for _attempt in range(3):
-            out_args, offset = [], 0
-            for i, size in enumerate(guesses):
-                out_args.append(RequestArgument(DataLocation(1, offset, size), []))
-                offset += round_up(size, 64)
-            out_pool = self._reusable_pool("out", offset)
-            request = Request(in_args, out_args, [in_pool, out_pool])
-            try:
-                shapes, timing = self.execute_synchronously(request, measure_timing, deadline, loop_timeout_duration)
-            except DriverError as err:
-                if err.status != ErrorStatus.OUTPUT_INSUFFICIENT_SIZE or not err.output_shapes:
-                    raise
-                guesses = [max(g, self._bytes_of(i, s.dimensions)) for i, (g, s) in
-                           enumerate(zip(guesses, err.output_shapes))]
-                continue
-            self._thread_pools.plan = _RepeatPlan.of(inputs, in_arrays, request, main)
-            outputs = self._outputs(request, shapes)
-            return (outputs, timing) if return_timing else outputs
+        try:
+            for arr, arg in zip(in_arrays, in_args):
+                if arr is not None and arr.nbytes:
+                    at = arg.location.pool_index
+                    if at == 0:
+                        in_pool.array(np.uint8, arg.location.offset, arr.nbytes)[:] = arr.reshape(-1).view(np.uint8)
+                    else:
+                        self._write_input(own_pools[at - 2], arr)
+            for _attempt in range(3):
+                out_args, offset = [], 0
+                for i, size in enumerate(guesses):
+                    out_args.append(RequestArgument(DataLocation(1, offset, size), []))
+                    offset += round_up(size, 64)
+                out_pool = self._reusable_pool("out", offset)
+                request = Request(in_args, out_args, [in_pool, out_pool, *own_pools])
+                try:
+                    shapes, timing = self.execute_synchronously(request, measure_timing, deadline,
+                                                                loop_timeout_duration)
+                except DriverError as err:
+                    if err.status != ErrorStatus.OUTPUT_INSUFFICIENT_SIZE or not err.output_shapes:
+                        raise
+                    guesses = [max(g, self._bytes_of(i, s.dimensions)) for i, (g, s) in
+                               enumerate(zip(guesses, err.output_shapes))]
+                    continue
+                self._thread_pools.plan = _RepeatPlan.of(inputs, in_arrays, request, main)
+                outputs = self._outputs(request, shapes)
+                return (outputs, timing) if return_timing else outputs
+        except BaseException:
+            self._wait_for_inputs()
+            raise
         raise failure("outputs kept growing across retries")
 
     def _outputs(self, request: Request, shapes: list[OutputShape]) -> list[np.ndarray]:
@@ -213,6 +234,33 @@ class PreparedModel(abc.ABC):
                                 offset=arg.location.offset).reshape(dims)
             outputs.append(arr.astype(dtype) if dtype == np.bool_ else arr.copy())
         return outputs
+
+    def _reusable_own_pool(self, index: int, nbytes: int):
+        """Input ``index``'s pool of its own for :meth:`execute`, kept per thread and reused, or None
+        (the input goes to the shared host pool)."""
+        pools = self._thread_pools.__dict__
+        key = ("own", index)
+        pool = pools.get(key)
+        if pool is None or pool.size < nbytes:
+            pool = self._own_input_pool(nbytes)
+            if pool is not None:
+                pools[key] = pool
+        return pool
+
+    def _own_input_pool(self, nbytes: int):
+        """A pool for one input of :meth:`execute` that this device reads where it lies (its
+        execution copies nothing), or None.  None here: every input goes to a shared host pool."""
+        return None
+
+    def _write_input(self, pool, data: np.ndarray) -> None:
+        """Put the contiguous ``data`` at the start of ``pool`` (one of :meth:`_own_input_pool`'s)
+        before the next execution's work; ``data`` stays unchanged until that execution returns
+        (or :meth:`_wait_for_inputs`)."""
+        pool.write(0, data)
+
+    def _wait_for_inputs(self) -> None:
+        """Wait until the copies :meth:`_write_input` started are done (an execution that failed
+        before waiting for its device: the caller's arrays are theirs again)."""
 
     def _reusable_pool(self, kind: str, nbytes: int) -> SharedMemory:
         """A shared-memory pool of at least ``nbytes`` for :meth:`execute`, kept per thread and reused
@@ -367,7 +415,7 @@ class _RepeatPlan:
     def __init__(self, request: Request, signature: tuple, views: list):
         self.request = request
         self.signature = signature   # per input: (shape, dtype), or None for an omitted one
-        self.views = views           # per input: the typed view of its bytes in the input pool, or None
+        self.views = views           # per input: its view in the shared input pool, its own pool, or None
 
     @staticmethod
     def of(inputs, arrays: list, request: Request, main) -> "_RepeatPlan | None":
@@ -384,8 +432,13 @@ class _RepeatPlan:
                     or not OPERAND_TYPE_INFO[main.operands[idx].type].is_tensor):
                 return None
             signature.append((value.shape, value.dtype))
-            views.append(pool.array(arr.dtype, arg.location.offset, arr.size).reshape(arr.shape)
-                         if arr.nbytes else None)
+            at = arg.location.pool_index
+            if not arr.nbytes:
+                views.append(None)
+            elif at == 0:
+                views.append(pool.array(arr.dtype, arg.location.offset, arr.size).reshape(arr.shape))
+            else:
+                views.append(request.pools[at])   # a pool of its own: written by the prepared model
         return _RepeatPlan(request, tuple(signature), views)
 
     def matches(self, inputs) -> bool:
@@ -399,10 +452,16 @@ class _RepeatPlan:
                 return False
         return True
 
-    def copy_in(self, inputs) -> None:
+    def copy_in(self, inputs, write_input) -> None:
+        """Put each input in its place: a view of the shared host pool by assignment, a pool of its
+        own by ``write_input(pool, contiguous array)``."""
         for value, view in zip(inputs, self.views):
-            if view is not None:
+            if view is None:
+                continue
+            if type(view) is np.ndarray:
                 view[...] = value
+            else:
+                write_input(view, np.ascontiguousarray(value))
 
 
 def to_dtype(value, dtype: np.dtype, what: str) -> np.ndarray:

@@ -6,9 +6,10 @@ from __future__ import annotations
 import threading
 
 import numpy as np
+import pytest
 
 import gpu_driver as gd
-from gpu_driver.hal.types import OperandType as T, OperationType as O
+from gpu_driver.hal.types import ErrorStatus, OperandType as T, OperationType as O
 
 
 def _add(dims) -> gd.hal.Model:
@@ -77,3 +78,49 @@ def test_threads_keep_their_own_requests(device):
     for t in threads:
         t.join()
     assert not errors, errors
+
+
+def test_accelerator_inputs_get_device_pools_read_in_place(device):
+    """On an accelerator's own queue (CUDA; PoCL's threaded lane, not its inline one) each tensor input
+    of execute() gets a pool of its own in device memory, bound to the kernels in place: one
+    host-to-device copy per input and call, enqueued before the execution's kernels."""
+    from gpu_driver.memory import HardwareBuffer
+
+    pm = device.prepare_model(_add([2, 3]))
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    y = np.full((2, 3), 0.5, np.float32)
+    np.testing.assert_array_equal(pm.execute([x, y])[0], x + 0.5)
+    pools = pm._thread_pools.plan.request.pools
+    backend = getattr(pm, "backend", None)
+    if backend is None or pm.lane is not backend:
+        assert len(pools) == 2                          # the reference, an inline lane: host pools only
+        return
+    assert len(pools) == 4 and all(isinstance(p, HardwareBuffer) and p.resides_on(backend) for p in pools[2:])
+    counters = backend.allocator.counters
+    counters.reset()
+    for k in range(3):
+        x[1, 2] = 100.0 * k                             # changed in place: the new value is copied
+        (z,) = pm.execute([x, y])
+        np.testing.assert_array_equal(z[1], [3.5, 4.5, 100.0 * k + 0.5])
+    assert counters.snapshot()["h2d_bytes"] == 3 * (x.nbytes + y.nbytes)
+    # an execution refused after its inputs were enqueued (a deadline already passed) waits for their
+    # copies before raising; the next call runs as usual
+    with pytest.raises(gd.DriverError) as err:
+        pm.execute([x, y], deadline=gd.hal.types.boot_time_ns() - 1)
+    assert err.value.status == ErrorStatus.MISSED_DEADLINE_PERSISTENT
+    np.testing.assert_array_equal(pm.execute([y, y])[0], np.ones((2, 3)))
+
+
+def test_inputs_read_on_the_host_stay_in_host_pools(device):
+    """A model specialised on an input's value (a scalar it reads at preparation of the shapes) keeps
+    every input in the shared host pool, where the host reads it."""
+    b = gd.ModelBuilder()
+    x = b.add_input(T.TENSOR_FLOAT32, [2, 3])
+    act = b.add_input(T.INT32, [])
+    z = b.add_operand(T.TENSOR_FLOAT32, [2, 3])
+    b.add_operation(O.ADD, [x, x, act], [z]).set_outputs([z])
+    pm = device.prepare_model(b.finish())
+    x_value = np.array([[-1, 2, 3], [4, -5, 6]], np.float32)
+    for fused, want in ((0, 2 * x_value), (1, np.maximum(2 * x_value, 0))):   # NONE, RELU
+        np.testing.assert_array_equal(pm.execute([x_value, np.array(fused, np.int32)])[0], want)
+    assert not [key for key in pm._thread_pools.__dict__ if isinstance(key, tuple)]   # no ("own", i) pool
