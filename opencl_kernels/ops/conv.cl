@@ -6,8 +6,9 @@
  *    products and their sum) = float, or for quant8 int holding (q_w - zp_w), or float holding it where
  *    every partial sum is an integer below 2^24 (exact; faster on CPUs).  bias: [COB*CB] ACC_T (float
  *    or int), added after the sum.
- * VECTOR (float MAC_T, CB = 4, 8 or 16): each pixel's accumulators are one FLOATV(CB) and a weight
- * row one vector load; otherwise CB scalars (PoCL's SLP makes the row one vector where it can).
+ * VECTOR (float MAC_T, CB = CV * VW, VW = 4, 8 or 16): each pixel's accumulators are CV FLOATV(VW)
+ * and a weight row CV vector loads, so every input value loaded feeds CV products; otherwise CB
+ * scalars (PoCL's SLP makes the row one vector where it can; CV = 1, VW = CB).
  * VECTOR: a tile whose whole receptive field lies inside the image (nearly all of them) takes the
  * interior path: taps unrolled, addresses literal offsets from one base, no masks (on PoCL 1.4-2.3x
  * on 3-channel first layers, 2x on 3x3 layers of 16-128 channels); UNROLL_CHANNELS (few input
@@ -19,19 +20,24 @@
  * QUANT: out (OUT_T = int) receives the int32 sums with the bias; conv_requantize.cl requantizes them.
  * Otherwise OUT_T = T = float; with PRELU an output x < 0 (not x >= 0: a NaN stays NaN) becomes
  * x * alpha[co] after the activation (a fused PRELU by a vector along the channels; alpha [CO]). */
-/* WEIGHTS(wrow): wv = the CB weights of one tap and input channel; MAC(p, x): acc[p] += x * wv */
+/* WEIGHTS(wrow): wv = the CB weights of one tap and input channel; MAC(p, x): acc[p] += x * wv;
+ * ACC(p, j): pixel p's accumulator of channel co0 + j */
 #if ${VECTOR}
-#define ${KERNEL_NAME}_WEIGHTS(wrow) const FLOATV(${CB}) wv = FLOATV_LOAD(${CB}, (wrow), 0)
-#define ${KERNEL_NAME}_MAC(p, x) acc[p] += (x) * wv
+#define ${KERNEL_NAME}_WEIGHTS(wrow) FLOATV(${VW}) wv[${CV}]; \
+    _Pragma("unroll") for (int c_ = 0; c_ < ${CV}; ++c_) wv[c_] = FLOATV_LOAD(${VW}, (wrow), c_)
+#define ${KERNEL_NAME}_MAC(p, x) _Pragma("unroll") for (int c_ = 0; c_ < ${CV}; ++c_) acc[p][c_] += (x) * wv[c_]
+#define ${KERNEL_NAME}_ACC(p, j) acc[p][(j) / ${VW}][(j) % ${VW}]
 #else
 #define ${KERNEL_NAME}_WEIGHTS(wrow) ${MAC_T} wv[${CB}]; \
     _Pragma("unroll") for (int j_ = 0; j_ < ${CB}; ++j_) wv[j_] = (wrow)[j_]
 #define ${KERNEL_NAME}_MAC(p, x) _Pragma("unroll") for (int j_ = 0; j_ < ${CB}; ++j_) acc[p][j_] += (x) * wv[j_]
+#define ${KERNEL_NAME}_ACC(p, j) acc[p][j]
 #endif
-#if ${CO} % ${CB}
-#define ${KERNEL_NAME}_WHOLE_BLOCK(co0) ((co0) + ${CB} <= ${CO})
+/* whether the VW channels from c0 are all output channels */
+#if ${CO} % ${VW}
+#define ${KERNEL_NAME}_WHOLE_VECTOR(c0) ((c0) + ${VW} <= ${CO})
 #else
-#define ${KERNEL_NAME}_WHOLE_BLOCK(co0) 1
+#define ${KERNEL_NAME}_WHOLE_VECTOR(c0) 1
 #endif
 KERNEL void ${KERNEL_NAME}(GLOBAL const ${T}* RESTRICT in, GLOBAL const ${MAC_T}* RESTRICT w,
                            GLOBAL const ${ACC_T}* RESTRICT bias,
@@ -46,9 +52,12 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const ${T}* RESTRICT in, GLOBAL const ${MAC_T}
     const int co0 = cb * ${CB};
     GLOBAL const ${MAC_T}* RESTRICT wb = w + cb * (${KH} * ${KW} * ${CI} * ${CB});
 #if ${VECTOR}
-    FLOATV(${CB}) acc[${PX}];
+    FLOATV(${VW}) acc[${PX}][${CV}];
 #pragma unroll
-    for (int p = 0; p < ${PX}; ++p) acc[p] = FLOATV_SPLAT(${CB}, 0.0f);
+    for (int p = 0; p < ${PX}; ++p) {
+#pragma unroll
+        for (int c = 0; c < ${CV}; ++c) acc[p][c] = FLOATV_SPLAT(${VW}, 0.0f);
+    }
 #else
     ${MAC_T} acc[${PX}][${CB}];
 #pragma unroll
@@ -73,15 +82,15 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const ${T}* RESTRICT in, GLOBAL const ${MAC_T}
         for (int ky = 0; ky < ${KH}; ++ky) {
 #pragma unroll
             for (int ci = 0; ci < ${CI}; ++ci) {
-                FLOATV(${CB}) xr[${RW}];
+                FLOATV(${VW}) xr[${RW}];
 #pragma unroll
                 for (int t = 0; t < ${RW}; ++t)
-                    xr[t] = FLOATV_SPLAT(${CB}, (${MAC_T})base[(ky * ${DH} * ${W} + t) * ${CI} + ci] - (${MAC_T})${ZX});
+                    xr[t] = FLOATV_SPLAT(${VW}, (${MAC_T})base[(ky * ${DH} * ${W} + t) * ${CI} + ci] - (${MAC_T})${ZX});
 #pragma unroll
                 for (int kx = 0; kx < ${KW}; ++kx) {
                     ${KERNEL_NAME}_WEIGHTS(wb + ((ky * ${KW} + kx) * ${CI} + ci) * ${CB});
 #pragma unroll
-                    for (int p = 0; p < ${PX}; ++p) acc[p] += xr[p * ${SW} + kx * ${DW}] * wv;
+                    for (int p = 0; p < ${PX}; ++p) ${KERNEL_NAME}_MAC(p, xr[p * ${SW} + kx * ${DW}]);
                 }
             }
         }
@@ -148,15 +157,19 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const ${T}* RESTRICT in, GLOBAL const ${MAC_T}
 #endif
         const int obase = ((n * ${OH} + oy) * ${OW} + ox) * ${CO};
 #if ${VECTOR} && !${QUANT}
-        if (${KERNEL_NAME}_WHOLE_BLOCK(co0)) {   /* the block's CB outputs as one vector */
-            FLOATV(${CB}) v = acc[p] + FLOATV_LOAD(${CB}, bias, cb);
+        if (${KERNEL_NAME}_WHOLE_VECTOR(co0 + (${CV} - 1) * ${VW})) {   /* the block's outputs as CV vectors */
+#pragma unroll
+            for (int c = 0; c < ${CV}; ++c) {
+                const int c0 = co0 + c * ${VW};
+                FLOATV(${VW}) v = acc[p][c] + FLOATV_LOAD(${VW}, bias + c0, 0);
 #if ${HAS_ACT}
-            FLOATV_ACTIVATION(${CB}, v, ${ACT_FMIN}, ${ACT_FMAX}, ${ACT_NAN_LOW}, ${ACT_HARD_SWISH});
+                FLOATV_ACTIVATION(${VW}, v, ${ACT_FMIN}, ${ACT_FMAX}, ${ACT_NAN_LOW}, ${ACT_HARD_SWISH});
 #endif
 #if ${PRELU}
-            FLOATV_PRELU(${CB}, v, FLOATV_LOAD(${CB}, alpha + co0, 0));
+                FLOATV_PRELU(${VW}, v, FLOATV_LOAD(${VW}, alpha + c0, 0));
 #endif
-            FLOATV_STORE(${CB}, out + obase + co0, 0, v);
+                FLOATV_STORE(${VW}, out + obase + c0, 0, v);
+            }
             continue;
         }
 #endif
@@ -167,9 +180,9 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const ${T}* RESTRICT in, GLOBAL const ${MAC_T}
             if (co >= ${CO}) break;              /* partial last channel block */
 #endif
 #if ${QUANT}
-            out[obase + co] = (int)acc[p][j] + bias[co];   /* conv_requantize.cl finishes */
+            out[obase + co] = (int)${KERNEL_NAME}_ACC(p, j) + bias[co];   /* conv_requantize.cl finishes */
 #else
-            float v = acc[p][j] + bias[co];
+            float v = ${KERNEL_NAME}_ACC(p, j) + bias[co];
 #if ${HAS_ACT}
             FUSED_ACTIVATION(v, ${ACT_FMIN}, ${ACT_FMAX}, ${ACT_NAN_LOW}, ${ACT_HARD_SWISH});
 #endif
@@ -183,4 +196,5 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const ${T}* RESTRICT in, GLOBAL const ${MAC_T}
 }
 #undef ${KERNEL_NAME}_WEIGHTS
 #undef ${KERNEL_NAME}_MAC
-#undef ${KERNEL_NAME}_WHOLE_BLOCK
+#undef ${KERNEL_NAME}_ACC
+#undef ${KERNEL_NAME}_WHOLE_VECTOR

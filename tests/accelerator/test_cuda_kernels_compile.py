@@ -199,12 +199,35 @@ def _lsh_models(rng):
                                             weight, i32(lsh_type)], [Out(I32T)])[0]
 
 
+def _conv_register_tile_kernels() -> list:
+    """conv.cl's vector tiles as a CPU of one-register 16-lane vectors lowers them, each candidate
+    forced in turn (8 and 4 pixels; one and two 16-channel vectors per pixel): a 3-channel first layer
+    of 32 channels (ROW_CACHE) and a 3×3 layer of 20 channels with a PReLU (a partial vector)."""
+    rng = np.random.default_rng(5)
+    first = single_op(OP.CONV_2D, [In(F32, (1, 9, 18, 3)), Const(F32, rng.uniform(-1, 1, (32, 3, 3, 3))),
+                                   Const(F32, rng.uniform(-1, 1, 32)), i32(1), i32(2), i32(2), i32(3)], [Out(F32)])[0]
+    tuning = CudaTuning(132)
+    tuning.group_gemm, tuning.one_register_vectors = False, True
+    kernels, choose = [], autotune.choose
+    try:
+        for candidate in range(4):
+            autotune.choose = lambda key, count, flops, trial: min(candidate, count - 1)  # noqa: B023
+            with autotune.lowering_for(tuning):
+                kernels += [k for model in (first, *_prelu_models(rng)) for k in lower(prepare_graph(model)).kernels
+                            if k.template == "conv.cl"]
+    finally:
+        autotune.choose = choose
+    assert {k.defines["CV"] for k in kernels} == {1, 2}
+    return kernels
+
+
 def _sources():
     """One CUDA program (prelude + every distinct kernel instance) of all models, lowered as for a CPU
     and as for this GPU backend (its work-group GEMM), and their templates."""
     kernels = [k for model in _models() for k in lower(prepare_graph(model)).kernels]
     with autotune.lowering_for(CudaTuning(132)):
         kernels += [k for model in _models() for k in lower(prepare_graph(model)).kernels]
+    kernels += _conv_register_tile_kernels()
     names = assign_names(kernels)
     fixed = {name: (8, 4, 1) for name in names[::2]}  # every other kernel declares its local size
     return generate(kernels, CudaCompiler().prelude, fixed), {k.template for k in kernels}

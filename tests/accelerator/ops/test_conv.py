@@ -129,12 +129,15 @@ def test_depthwise_vector_kernel(accelerator, monkeypatch, case, lanes):
               *pad, *strides, i32(1), *tail], [Out(F32)], rng, what=str(case))
 
 
-@pytest.mark.parametrize("candidate", [0, 1])
-@pytest.mark.parametrize("case", INTERIOR_CASES[:3] + [(1, 9, 28, 16, 16, 3, 3, 1, 1, 1, 3)])
-def test_conv2d_pixel_tiles(accelerator, monkeypatch, case, candidate):
+@pytest.mark.parametrize("quant", [False, True])
+@pytest.mark.parametrize("candidate", [0, 1, 2, 3])
+@pytest.mark.parametrize("case", INTERIOR_CASES[:3] + [(1, 9, 28, 16, 16, 3, 3, 1, 1, 1, 3),
+                                                      (1, 15, 26, 3, 32, 3, 3, 2, 1, 1, 3)])
+def test_conv2d_register_tiles(accelerator, monkeypatch, case, candidate, quant):
     """Where a vector block's accumulators are one register each (forced here on every device),
-    conv.cl's float tiles take 8 pixels, or 4 as the tuned alternative: each forced in turn (partial
-    pixel blocks: 12 and 10 output columns; 7 for 14 and 28 columns)."""
+    conv.cl's vector tiles take 8 pixels or 4, and with more than 16 output channels also two
+    16-channel vectors per pixel: each forced in turn (partial pixel blocks: 12, 10 and 13 output
+    columns, 7 for 14 and 28; 24 and 40 channels: a partial second vector or block)."""
     from gpu_driver.compiler import autotune
 
     counts = []
@@ -146,13 +149,8 @@ def test_conv2d_pixel_tiles(accelerator, monkeypatch, case, candidate):
     monkeypatch.setattr(autotune, "choose", forced)
     monkeypatch.setattr(accelerator.backend.tuning, "one_register_vectors", True)
     monkeypatch.setenv("GPU_DRIVER_PRIVATE_CACHE", "0")
-    rng = np.random.default_rng(17)
-    n, h, w, ci, co, kh, kw, s, d, padding, act = case
-    pad, strides, tail = _spatial(padding, s, act, d)
-    check_op(accelerator, OP.CONV_2D, [In(F32, (n, h, w, ci)), _weights(rng, False, (co, kh, kw, ci)),
-                                       _bias(rng, False, co), *pad, *strides, *tail], [Out(F32)], rng,
-             what=f"{case} candidate {candidate}")
-    assert counts == [2]
+    _check_conv2d(accelerator, quant, case, np.random.default_rng(17))
+    assert counts == [4 if case[4] > 16 else 2]
 
 
 def test_nchw_dilated_hand_worked(accelerator):
