@@ -77,6 +77,11 @@ VECTOR_LANES_MOST = 16
 GROUP_DEPTH = 16
 
 
+#: the most depthwise outputs (floats, 32 KiB) a fused tile keeps in private memory, what 8 rows of
+#: conv.DEPTHWISE_GEMM_MOST_CHANNELS take: a taller row block is offered only within it
+DEPTHWISE_PRIVATE_FLOATS = 8 * 1024
+
+
 def depthwise_row_block(width: int) -> int | None:
     """The rows (pixels) of a GEMM tile computing a depthwise convolution of an output ``width`` pixels
     wide in front of itself (gemm.cl DW): the first of 8, 7, 6, 5, 4 dividing it (a block lies in one
@@ -87,8 +92,12 @@ def depthwise_row_block(width: int) -> int | None:
 
 
 def _width(n: int, most: int) -> int:
-    """Columns per work item: ``most``, or the largest of 8, 4 that fits a narrower output."""
-    return most if n >= most else 8 if n >= 8 else 4 if n >= 4 else n
+    """Columns per work item: ``most``; for a narrower output, ``most`` still where it spans several
+    vectors and more than one is used (17-31 columns in a 32-column tile), else the largest of 8, 4
+    that fits."""
+    if n >= most or (most > VECTOR_LANES_MOST and n > VECTOR_LANES_MOST):
+        return most
+    return 8 if n >= 8 else 4 if n >= 4 else n
 
 
 def tiles(m: int, k: int, n: int, chunked: bool, lanes: int = 16, row_width: int = 0) -> list[Tile]:
@@ -96,15 +105,19 @@ def tiles(m: int, k: int, n: int, chunked: bool, lanes: int = 16, row_width: int
     floats per vector register.  16 (AVX-512, 32 registers): 8 × 16 (a 16-wide weight vector by 8
     rows, 8 accumulator registers) and a taller 12 × 16; when 8 does not divide M but 7 or 6 does
     (7×7 and 14×14 maps), that many rows first (no partial row block: measured 3-9 % faster on
-    those layers); with N ≥ 32, those rows × 32 columns come first (two weight vectors, twice the
+    those layers); with N > 16, those rows × 32 columns come first (two weight vectors, twice the
     accumulators: 0.83-0.91x the time on 14×14 and 7×7 layers of 64-672 input channels, as fast
-    with 16-24); where 48 divides N and 32 does not (144, 240, ...), those rows × 48 before them
+    with 16-24; with 24 columns, the second vector half used, 0.89x the time of × 16 on
+    56²×144→24); where 48 divides N and 32 does not (144, 240, ...), those rows × 48 before them
     (three weight vectors, no padded columns: 0.96x the time of × 32 on 56²×24→144, 0.93x on a fused
     depthwise 56²×144→144, MobileNet v2 0.98-0.99x).  8 (AVX2, 16 registers; a 16-wide tile row takes two): 6 × 16 (12 accumulators),
     then 7 × 16 when 7 divides M, 4 × 16 and 8 × 8 (measured 15-40 % faster than 8 × 16 on
     MobileNet's 1×1 layers, AMD EPYC).  ``row_width``: the rows are pixels of an image of that
     width and each block must lie in one image row (a fused depthwise convolution, gemm.cl DW):
-    :func:`depthwise_row_block` rows × 48 (as above), × 32 (N ≥ 32) and × 16.  ``chunked`` sums
+    :func:`depthwise_row_block` rows × 48 (as above), × 32 and × 16 for N > 16 (24 columns: × 32
+    0.91-0.93x the time of × 16 on MobileNet v2's 56²×144→24 and 112²×96→24 stride 2); for
+    N ≤ 16, 14, 16 or 12 rows (what divides the width) × 16 first, their 14-16 accumulators
+    keeping the FMA units busy (112²×32→16: 14 rows 0.89x the time of 8).  ``chunked`` sums
     (quant8, int totals beside the float sums:
     twice the registers): 4 × 16 and 8 × 16, with 8 lanes 4 × 8 and 2 × 16 before those.  Tiles are
     clipped to the matrix; duplicates dropped."""
@@ -112,14 +125,18 @@ def tiles(m: int, k: int, n: int, chunked: bool, lanes: int = 16, row_width: int
     three_vectors = not narrow and n % 48 == 0 and n % 32 != 0
     if row_width:
         rows = depthwise_row_block(row_width)
-        shapes = [(rows, 48)] * three_vectors + ([(rows, 32)] if n >= 32 else []) + [(rows, 16)]
+        tall = next((d for d in (14, 16, 12) if row_width % d == 0 and d * k <= DEPTHWISE_PRIVATE_FLOATS), None)
+        if n > 16:
+            shapes = [(rows, 48)] * three_vectors + [(rows, 32), (rows, 16)]
+        else:
+            shapes = [(tall, 16)] * (tall is not None) + [(rows, 16)]
     elif chunked:
         shapes = ([(4, 8), (2, 16)] if narrow else []) + [(4, 16), (8, 16)]
     elif narrow:
         shapes = [(6, 16)] + ([(7, 16)] if m % 7 == 0 else []) + [(4, 16), (8, 8)]
     else:
         rows = next((d for d in (8, 7, 6) if m % d == 0), 8)
-        shapes = ([(rows, 48)] * three_vectors + ([(rows, 32)] if n >= 32 else []) + ([(rows, 16)] if rows != 8 else [])
+        shapes = ([(rows, 48)] * three_vectors + ([(rows, 32)] if n > 16 else []) + ([(rows, 16)] if rows != 8 else [])
                   + [(8, 16), (12, 16)])
     found: list[Tile] = []
     for mb, nb in shapes:

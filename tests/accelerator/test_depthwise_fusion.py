@@ -122,6 +122,8 @@ CASES = {
     "1024 channels": dict(shape=(1, 2, 56, 1024), k=3, cout=40),
     # a valid window wider than the image's border: every row block at the border
     "5x5 on a 6x6 map, 40 channels": dict(shape=(1, 6, 6, 40), k=5, dw_act=RELU, cout=8),
+    # 16 outputs on 28-wide rows: blocks of 14 pixels
+    "16 outputs, blocks of 14": dict(shape=(1, 6, 28, 32), k=3, cout=16),
     # 144 outputs: three weight vectors per tile row (a 48-column tile on AVX-512)
     "144 outputs": dict(shape=(1, 8, 16, 48), k=3, dw_act=RELU6, cout=144, act=RELU6),
 }

@@ -154,7 +154,13 @@ def test_tiles_default_first_and_valid():
     assert gemm.tiles(49, 1024, 1024, False) == [gemm.Tile(7, 32), gemm.Tile(7, 16), gemm.Tile(8, 16),
                                                  gemm.Tile(12, 16)]
     assert gemm.tiles(1, 1024, 1001, False) == [gemm.Tile(1, 32), gemm.Tile(1, 16)]
-    assert gemm.tiles(3136, 144, 24, False) == [gemm.Tile(8, 16), gemm.Tile(12, 16)]
+    # 24 columns: a 32-column tile (its second vector half used) first
+    assert gemm.tiles(3136, 144, 24, False) == [gemm.Tile(8, 32), gemm.Tile(8, 16), gemm.Tile(12, 16)]
+    # a fused depthwise convolution's rows: one image row's pixels; 16 columns or fewer, taller blocks first
+    assert gemm.tiles(3136, 96, 24, False, row_width=56) == [gemm.Tile(8, 32), gemm.Tile(8, 16)]
+    assert gemm.tiles(12544, 32, 16, False, row_width=112) == [gemm.Tile(14, 16), gemm.Tile(8, 16)]
+    assert gemm.tiles(960, 32, 16, False, row_width=48) == [gemm.Tile(16, 16), gemm.Tile(8, 16)]
+    assert gemm.tiles(100, 32, 8, False, row_width=10) == [gemm.Tile(5, 8)]
     # three weight vectors where 48 divides the columns and 32 does not
     assert gemm.tiles(3136, 24, 144, False) == [gemm.Tile(8, 48), gemm.Tile(8, 32), gemm.Tile(8, 16),
                                                 gemm.Tile(12, 16)]
