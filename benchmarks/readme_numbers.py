@@ -137,9 +137,13 @@ def _mobilenet_onnxruntime(p: Page) -> str:
     layers = p.tables[2]
     fractions = sorted((r["fraction of peak"] for r in layers.rows if r["layer"].startswith("conv 1×1")),
                        key=lambda f: int(f.rstrip("%")))
+    paired = "per-round PoCL ÷ ORT, median [quartiles]"
+    rounds = (f"; per round (each round's two runs a few ms apart) **{v1[paired].split()[0]}×** and "
+              f"**{v2[paired].split()[0]}×**, PoCL the faster in {v1['rounds PoCL ≤ ORT']} and "
+              f"{v2['rounds PoCL ≤ ORT']} of the rounds" if paired in t.columns else "")
     return (f"MobileNet v1 {v1['PoCL ms']} ms and v2 {v2['PoCL ms']} ms on PoCL against ONNX Runtime's "
             f"{v1['ONNX Runtime ms']} and {v2['ONNX Runtime ms']} ms (2 threads, same weights, alternating): "
-            f"**{v1['PoCL ÷ ORT']}×** and **{v2['PoCL ÷ ORT']}×**; 1×1 convolutions at "
+            f"**{v1['PoCL ÷ ORT']}×** and **{v2['PoCL ÷ ORT']}×** (medians){rounds}; 1×1 convolutions at "
             f"{fractions[0]}–{fractions[-1]} of numpy's sgemm peak.")
 
 
