@@ -31,9 +31,10 @@
  * output x < 0 (not x >= 0: a NaN stays NaN) becomes x * alpha[n] (a fused PRELU of the result by a
  * vector along its columns; alpha [N] float).  DW (float, GROUP 0): a is a depthwise convolution's
  * NHWC input image (multiplier 1, K channels; dww [DW_KH][DW_KW][K], dwb [K]) and the GEMM's rows are
- * that convolution's output pixels: one work item per block of MB pixels (MB divides the output's
- * width) computes their depthwise outputs, activation included, into private memory, then every
- * column block of its rows from them (the depthwise output is never stored). */
+ * that convolution's output pixels: work item GLOBAL_ID 1 = (block of MB pixels, share of DW_SPLITS;
+ * MB divides the output's width) computes their depthwise outputs, activation included, into private
+ * memory, then its share's DW_SPLIT_BLOCKS column blocks of its rows from them (the depthwise output
+ * is never stored; a share of a map of few row blocks computes it again). */
 /* the store of output (m, n) from its float sum (CHUNKED: its int total) */
 #if ${QUANT} && ${REQUANT}
 #if ${PER_CHANNEL}
@@ -223,8 +224,9 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const float* RESTRICT a,
     }
 #else
 #if ${DW}
-    const int mb = GLOBAL_ID(1);
-    if (GLOBAL_ID(0) >= 1 || mb >= ${MBLOCKS}) return;
+    const int mb = GLOBAL_ID(1) % ${MBLOCKS};
+    const int share = GLOBAL_ID(1) / ${MBLOCKS};     /* of the columns: DW_SPLIT_BLOCKS blocks */
+    if (GLOBAL_ID(0) >= 1 || share >= ${DW_SPLITS}) return;
     /* the depthwise convolution's outputs at the MB rows (pixels) of this block, every channel, in
      * private memory: at[r * K + k].  MB divides the output's width, so the block is MB consecutive
      * pixels of one image row: per filter row, the RW input columns under it are loaded once and
@@ -281,7 +283,8 @@ KERNEL void ${KERNEL_NAME}(GLOBAL const float* RESTRICT a,
 #undef ${KERNEL_NAME}_DW_ACT
     }
 #define ${KERNEL_NAME}_A(r, k) at[(r) * ${K} + (k)]
-    for (int nb = 0; nb < ${NBLOCKS}; ++nb) {
+    const int nb_end = (share + 1) * ${DW_SPLIT_BLOCKS} < ${NBLOCKS} ? (share + 1) * ${DW_SPLIT_BLOCKS} : ${NBLOCKS};
+    for (int nb = share * ${DW_SPLIT_BLOCKS}; nb < nb_end; ++nb) {
     GLOBAL const float* RESTRICT wb = w + nb * (${K} * ${NB} * ${NV});
 #else
     const int nb = GLOBAL_ID(0);

@@ -124,6 +124,9 @@ CASES = {
     "5x5 on a 6x6 map, 40 channels": dict(shape=(1, 6, 6, 40), k=5, dw_act=RELU, cout=8),
     # 16 outputs on 28-wide rows: blocks of 14 pixels
     "16 outputs, blocks of 14": dict(shape=(1, 6, 28, 32), k=3, cout=16),
+    # a 7×7 map (7 row blocks) of 600 outputs: each row block's 19 column blocks in 3 shares, the last
+    # share's last block partial
+    "7x7 map, 600 outputs in shares": dict(shape=(1, 7, 7, 32), k=3, dw_act=RELU6, cout=600),
     # 144 outputs: three weight vectors per tile row (a 48-column tile on AVX-512)
     "144 outputs": dict(shape=(1, 8, 16, 48), k=3, dw_act=RELU6, cout=144, act=RELU6),
 }

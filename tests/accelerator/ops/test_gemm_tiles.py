@@ -169,6 +169,13 @@ def test_tiles_default_first_and_valid():
     assert gemm.tiles(1, 1024, 1001, True) == [gemm.Tile(1, 16)]
     assert gemm.tiles(49, 1024, 1024, True) == [gemm.Tile(4, 16), gemm.Tile(8, 16)]
     assert gemm.tiles(2, 5, 3, False) == [gemm.Tile(2, 3)]
+    # a fused depthwise GEMM on a map of few row blocks shares each block's columns among work items,
+    # where the depthwise products are at most 1/64 of the GEMM's
+    assert gemm.depthwise_splits(7, 32, 9, 1024, 16) == 3        # 11, 11, 10 column blocks
+    assert gemm.depthwise_splits(7, 19, 9, 600, 16) == 3         # 7, 7, 5
+    assert gemm.depthwise_splits(7, 10, 9, 320, 16) == 1         # 320 < 64 × 9
+    assert gemm.depthwise_splits(28, 16, 9, 1024, 16) == 1       # enough row blocks
+    assert gemm.depthwise_splits(1, 2, 9, 1024, 16) == 2         # no more shares than column blocks
     # 8 floats per register (AVX2): 12 accumulators by default
     T = gemm.Tile
     assert gemm.tiles(3136, 128, 128, False, 8) == [T(6, 16), T(7, 16), T(4, 16), T(8, 8)]
