@@ -506,11 +506,15 @@ class AcceleratorPreparedModel(PreparedModel):
         """A BLOB HardwareBuffer in this device's memory for one input of :meth:`execute`: the
         executions bind it to the kernels in place (:meth:`_bindable`), so the only copy of the input
         is the one :meth:`_write_input` enqueues.  None on a lane of its own (PoCL's inline lane: its
-        queue would not order that copy before the kernels) and for a model specialised on input
-        values (read on the host)."""
+        queue would not order that copy before the kernels), for a model specialised on input
+        values (read on the host), and where the device cannot allocate it (the input then goes
+        through a host pool, as it always may)."""
         if self.lane is not self.backend or self._value_positions:
             return None
-        return HardwareBuffer.blob(nbytes, backend=self.backend)
+        try:
+            return HardwareBuffer.blob(nbytes, backend=self.backend)
+        except DriverError:
+            return None
 
     def _write_input(self, pool: HardwareBuffer, data: np.ndarray) -> None:
         """Enqueue the copy of ``data`` into ``pool`` on the queue the kernels run on: the device

@@ -124,3 +124,19 @@ def test_inputs_read_on_the_host_stay_in_host_pools(device):
     for fused, want in ((0, 2 * x_value), (1, np.maximum(2 * x_value, 0))):   # NONE, RELU
         np.testing.assert_array_equal(pm.execute([x_value, np.array(fused, np.int32)])[0], want)
     assert not [key for key in pm._thread_pools.__dict__ if isinstance(key, tuple)]   # no ("own", i) pool
+
+
+def test_inputs_fall_back_to_host_pools_when_device_memory_is_refused(device, monkeypatch):
+    """A device pool that cannot be allocated (too large, out of memory): the input goes through the
+    shared host pool and the execution runs as before."""
+    from gpu_driver.memory import HardwareBuffer
+
+    def refused(*args, **kwargs):
+        raise gd.DriverError(ErrorStatus.GENERAL_FAILURE, "no device memory")
+
+    monkeypatch.setattr(HardwareBuffer, "blob", refused)
+    pm = device.prepare_model(_add([2, 3]))
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    for k in range(2):
+        np.testing.assert_array_equal(pm.execute([x, x + k])[0], 2 * x + k)
+    assert len(pm._thread_pools.plan.request.pools) == 2
