@@ -84,15 +84,18 @@ class Sleeper:
         time.sleep(self.seconds)
 
 
+# The sleeps are long against a loaded machine's scheduling delays (up to a millisecond beside the
+# test suite's other worker): with 2 and 4 ms, one late wake-up in a round could double the spread.
+
 def test_paired_ratio_of_a_known_slowdown():
-    # one side sleeps 2 ms more than the other on every call: the paired median ratio is that of the
+    # one side sleeps 8 ms more than the other on every call: the paired median ratio is that of the
     # two durations, whatever the machine does meanwhile
-    median, spread = calibration.measure_ratio(Sleeper(0.004), Sleeper(0.002), None, rounds=9)
+    median, spread = calibration.measure_ratio(Sleeper(0.016), Sleeper(0.008), None, rounds=9)
     assert 1.5 < median < 2.5 and spread < 0.5
 
 
 def test_paired_overhead_ratio_of_known_overheads():
-    # control flow adds 4 ms on "mine" and 2 ms on the reference above the same 1 ms of work: 2
-    sides = [(Sleeper(seconds), None) for seconds in (0.005, 0.001, 0.003, 0.001)]
+    # control flow adds 16 ms on "mine" and 8 ms on the reference above the same 4 ms of work: 2
+    sides = [(Sleeper(seconds), None) for seconds in (0.020, 0.004, 0.012, 0.004)]
     median, spread = calibration.measure_overhead_ratio(*sides, rounds=9, batch=1)
     assert 1.5 < median < 2.5 and spread < 0.5
