@@ -124,26 +124,25 @@ def tiles(m: int, k: int, n: int, chunked: bool, lanes: int = 16, row_width: int
     with 16-24; with 24 columns, the second vector half used, 0.89x the time of × 16 on
     56²×144→24); where 48 divides N and 32 does not (144, 240, ...), those rows × 48 before them
     (three weight vectors, no padded columns: 0.96x the time of × 32 on 56²×24→144, 0.93x on a fused
-    depthwise 56²×144→144, MobileNet v2 0.98-0.99x).  8 (AVX2, 16 registers; a 16-wide tile row takes two): 6 × 16 (12 accumulators),
-    then 7 × 16 when 7 divides M, 4 × 16 and 8 × 8 (measured 15-40 % faster than 8 × 16 on
-    MobileNet's 1×1 layers, AMD EPYC).  ``row_width``: the rows are pixels of an image of that
+    depthwise 56²×144→144, MobileNet v2 0.98-0.99x).  8 (AVX2, 16 registers; a 16-wide tile row
+    takes two): 6 × 16 (12 accumulators), then 7 × 16 when 7 divides M, 4 × 16 and 8 × 8 (measured
+    15-40 % faster than 8 × 16 on MobileNet's 1×1 layers, AMD EPYC).  ``row_width``: the rows are pixels of an image of that
     width and each block must lie in one image row (a fused depthwise convolution, gemm.cl DW):
     :func:`depthwise_row_block` rows × 48 (as above), × 32 and × 16 for N > 16 (24 columns: × 32
     0.91-0.93x the time of × 16 on MobileNet v2's 56²×144→24 and 112²×96→24 stride 2); for
     N ≤ 16, 14, 16 or 12 rows (what divides the width) × 16 first, their 14-16 accumulators
     keeping the FMA units busy (112²×32→16: 14 rows 0.89x the time of 8).  ``chunked`` sums
-    (quant8, int totals beside the float sums:
-    twice the registers): 4 × 16 and 8 × 16, with 8 lanes 4 × 8 and 2 × 16 before those.  Tiles are
-    clipped to the matrix; duplicates dropped."""
+    (quant8, int totals beside the float sums: twice the registers): 4 × 16 and 8 × 16, with 8 lanes
+    4 × 8 and 2 × 16 before those.  Tiles are clipped to the matrix; duplicates dropped."""
     narrow = lanes < 16
     three_vectors = not narrow and n % 48 == 0 and n % 32 != 0
     if row_width:
         rows = depthwise_row_block(row_width)
-        tall = next((d for d in (14, 16, 12) if row_width % d == 0 and d * k <= DEPTHWISE_PRIVATE_FLOATS), None)
         if n > 16:
             shapes = [(rows, 48)] * three_vectors + [(rows, 32), (rows, 16)]
         else:
-            shapes = [(tall, 16)] * (tall is not None) + [(rows, 16)]
+            tall = [d for d in (14, 16, 12) if row_width % d == 0 and d * k <= DEPTHWISE_PRIVATE_FLOATS]
+            shapes = ([(tall[0], 16)] if tall else []) + [(rows, 16)]
     elif chunked:
         shapes = ([(4, 8), (2, 16)] if narrow else []) + [(4, 16), (8, 16)]
     elif narrow:
@@ -340,9 +339,8 @@ def lower_gemm(ctx: LoweringContext, a: TensorId, m: int, weights: np.ndarray, b
         d = dict(base, GROUP=0, MB=tile.mb, NB=lanes, NV=nv, NBLOCKS=nblocks, MBLOCKS=mblocks)
         if depthwise is not None:   # a work item per row block (and share of its column blocks)
             p = depthwise.params
-            splits = depthwise_splits(mblocks, nblocks, p.kernel_h * p.kernel_w, n,
-                                      autotune.target_tuning().fewest_groups)
-            d.update(DW_RW=tile_columns(depthwise.params, tile.mb), DW_SPLITS=splits,
+            splits = depthwise_splits(mblocks, nblocks, p.kernel_h * p.kernel_w, n, target.fewest_groups)
+            d.update(DW_RW=tile_columns(p, tile.mb), DW_SPLITS=splits,
                      DW_SPLIT_BLOCKS=ceil_div(nblocks, splits))
             return d, [depthwise.weights, depthwise.bias, w, b], (1, mblocks * splits, 1), Work.REGISTER_TILES
         return d, [w, b], (nblocks, mblocks, 1), Work.REGISTER_TILES

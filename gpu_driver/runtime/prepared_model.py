@@ -150,14 +150,11 @@ class PreparedModel(abc.ABC):
                 plan.copy_in(inputs, self._write_input)
                 shapes, timing = self.execute_synchronously(plan.request, measure_timing, deadline,
                                                             loop_timeout_duration)
-            except DriverError as err:
+            except BaseException as err:
                 self._wait_for_inputs()
-                if err.status != ErrorStatus.OUTPUT_INSUFFICIENT_SIZE:
+                if not (isinstance(err, DriverError) and err.status == ErrorStatus.OUTPUT_INSUFFICIENT_SIZE):
                     raise
                 self._thread_pools.plan = None       # a dynamic output outgrew its buffer: build again
-            except BaseException:
-                self._wait_for_inputs()
-                raise
             else:
                 outputs = self._outputs(plan.request, shapes)
                 return (outputs, timing) if return_timing else outputs
@@ -178,7 +175,8 @@ class PreparedModel(abc.ABC):
                 arr = arr.reshape(-1)[:1] if arr.size == 1 else arr
             in_arrays.append(arr)
             dims = list(arr.shape) if info.is_tensor else []
-            own = self._reusable_own_pool(i, arr.nbytes) if info.is_tensor and arr.nbytes else None
+            own = self._reusable_pool(("own", i), arr.nbytes, self._own_input_pool) \
+                if info.is_tensor and arr.nbytes else None
             if own is not None:
                 in_args.append(RequestArgument(DataLocation(2 + len(own_pools), 0, arr.nbytes), dims))
                 own_pools.append(own)
@@ -235,18 +233,6 @@ class PreparedModel(abc.ABC):
             outputs.append(arr.astype(dtype) if dtype == np.bool_ else arr.copy())
         return outputs
 
-    def _reusable_own_pool(self, index: int, nbytes: int):
-        """Input ``index``'s pool of its own for :meth:`execute`, kept per thread and reused, or None
-        (the input goes to the shared host pool)."""
-        pools = self._thread_pools.__dict__
-        key = ("own", index)
-        pool = pools.get(key)
-        if pool is None or pool.size < nbytes:
-            pool = self._own_input_pool(nbytes)
-            if pool is not None:
-                pools[key] = pool
-        return pool
-
     def _own_input_pool(self, nbytes: int):
         """A pool for one input of :meth:`execute` that this device reads where it lies (its
         execution copies nothing), or None.  None here: every input goes to a shared host pool."""
@@ -262,13 +248,16 @@ class PreparedModel(abc.ABC):
         """Wait until the copies :meth:`_write_input` started are done (an execution that failed
         before waiting for its device: the caller's arrays are theirs again)."""
 
-    def _reusable_pool(self, kind: str, nbytes: int) -> SharedMemory:
-        """A shared-memory pool of at least ``nbytes`` for :meth:`execute`, kept per thread and reused
-        (a fresh memfd per call costs a page fault per page; outputs are copied out before reuse)."""
+    def _reusable_pool(self, key, nbytes: int, make=None):
+        """The pool ``key`` of at least ``nbytes`` for :meth:`execute`, kept per thread and reused (a
+        fresh memfd per call costs a page fault per page; outputs are copied out before reuse); a new
+        one from ``make(nbytes)`` (None: nothing kept) or, by default, shared memory."""
         pools = self._thread_pools.__dict__
-        pool = pools.get(kind)
+        pool = pools.get(key)
         if pool is None or pool.size < nbytes:
-            pool = pools[kind] = SharedMemory(max(round_up(nbytes, 4096), 4096))
+            pool = make(nbytes) if make is not None else SharedMemory(max(round_up(nbytes, 4096), 4096))
+            if pool is not None:
+                pools[key] = pool
         return pool
 
     def cache_payload(self) -> CompiledModel:

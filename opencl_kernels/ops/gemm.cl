@@ -31,10 +31,11 @@
  * output x < 0 (not x >= 0: a NaN stays NaN) becomes x * alpha[n] (a fused PRELU of the result by a
  * vector along its columns; alpha [N] float).  DW (float, GROUP 0): a is a depthwise convolution's
  * NHWC input image (multiplier 1, K channels; dww [DW_KH][DW_KW][K], dwb [K]) and the GEMM's rows are
- * that convolution's output pixels: work item GLOBAL_ID 1 = (block of MB pixels, share of DW_SPLITS;
- * MB divides the output's width) computes their depthwise outputs, activation included, into private
- * memory, then its share's DW_SPLIT_BLOCKS column blocks of its rows from them (the depthwise output
- * is never stored; a share of a map of few row blocks computes it again). */
+ * that convolution's output pixels: work item GLOBAL_ID 1 = share * MBLOCKS + block of MB pixels (MB
+ * divides the output's width; DW_SPLITS shares of DW_SPLIT_BLOCKS column blocks) computes the block's
+ * depthwise outputs, activation included, into private memory, then its share's column blocks of the
+ * block's rows from them (the depthwise output is never stored; with several shares, each computes
+ * it). */
 /* the store of output (m, n) from its float sum (CHUNKED: its int total) */
 #if ${QUANT} && ${REQUANT}
 #if ${PER_CHANNEL}
